@@ -6,7 +6,9 @@ Rows:
 - clipped gradient sum (one mat-vec each way, DESIGN.md) vs the floor of the two bare products
   X_B·w and X_Bᵀr on the same minibatch;
 - one DP-SGD step (subsample + clipped sum + noise + ledger charge) vs the same floor;
-- the explicit per-example loop the vectorised code replaces, to show what it saves.
+- the explicit per-example loop the vectorised code replaces, to show what it saves;
+- candidate scoring: the logistic loss against np.logaddexp on DP-AGD's n × 21 margin block, and
+  PrivGene's nonzero-only scorer of all 2d coordinate moves against the n × 2d product it replaces.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 
 from dpbench.algorithms.base import Tracer
 from dpbench.algorithms.dp_sgd import DPSGD
+from dpbench.algorithms.privgene import CoordinateMoveScorer, PrivGene, population_fitness
 from dpbench.algorithms.sampling import poisson_subsample
 from dpbench.data import load_dataset
 from dpbench.privacy.accountant import Ledger, RDPAccountant
@@ -73,12 +76,32 @@ def bench(name: str, X, y, q: float, steps: int = 500) -> None:
     print(f"  per-example Python loop     {t_loop * 1e6 / steps:9.1f} µs/step  {t_loop / t_floor:5.2f}×")
 
 
+def bench_scoring(name: str, X, y) -> None:
+    problem = make_problem(X, y, loss="logistic", reg=0.001)
+    rng = np.random.default_rng(0)
+    margins = rng.normal(scale=3.0, size=(problem.n, 21))
+    child = rng.normal(scale=0.1, size=problem.dim)
+    population = PrivGene()._mutants(child[None, :], 0.1, rng)
+    scorer = CoordinateMoveScorer(problem, None)
+    t_logaddexp = _best_of(lambda: np.logaddexp(0.0, -margins))
+    t_loss = _best_of(lambda: problem.loss.value(margins))
+    t_product = _best_of(lambda: population_fitness(problem, population.T, None), repeats=3)
+    t_scorer = _best_of(lambda: scorer(child, 0.1), repeats=3)
+    print(f"{name}: candidate scoring")
+    print(f"  np.logaddexp, n × 21 margins           {t_logaddexp * 1e3:8.2f} ms  1.00×")
+    print(f"  LogisticLoss.value, same margins       {t_loss * 1e3:8.2f} ms  {t_loss / t_logaddexp:5.2f}×")
+    print(f"  PrivGene population, X @ W (n × {2 * problem.dim})  {t_product * 1e3:8.2f} ms  1.00×")
+    print(f"  PrivGene CoordinateMoveScorer          {t_scorer * 1e3:8.2f} ms  {t_scorer / t_product:5.2f}×")
+
+
 def main() -> None:
     data = load_dataset("synthetic_logreg", {}, data_dir=Path("."), allow_download=False)
     bench("synthetic_logreg", data.X, data.y, q=0.01)
     if os.environ.get("DPBENCH_DATA"):
         adult = load_dataset("adult", {}, data_dir=Path(os.environ["DPBENCH_DATA"]), allow_download=False)
         bench("adult (a9a, sparse)", adult.X, adult.y, q=0.01)
+        bench_scoring("adult (a9a, sparse)", adult.X, adult.y)
+    bench_scoring("synthetic_logreg", data.X, data.y)
 
 
 if __name__ == "__main__":

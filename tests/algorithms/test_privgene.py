@@ -9,6 +9,7 @@ import dpbench.algorithms.privgene as privgene_module
 from dpbench.algorithms.base import Tracer
 from dpbench.algorithms.baselines import NonPrivate
 from dpbench.algorithms.privgene import (
+    CoordinateMoveScorer,
     PrivGene,
     eem_sensitivity,
     per_selection_epsilon,
@@ -278,3 +279,21 @@ def test_crossover_children_take_each_coordinate_from_a_parent():
         assert children.shape == (3, 4)
         assert all(np.isin(children[:, j], parents[:, j]).all() for j in range(4))
     assert np.array_equal(PrivGene()._children(parents[:1], np.random.default_rng(0)), parents[:1])
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber_hinge"])
+@pytest.mark.parametrize("clip", [None, 0.8])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_coordinate_move_scorer_equals_the_population_fitness(loss, clip, sparse):
+    X, y = _data(40, 5, seed=3)
+    X[X < 0.4] = 0.0  # zeros, so that the nonzero pass skips rows
+    problem = make_problem(sp.csr_matrix(X) if sparse else X, y, loss=loss, reg=0.05)
+    rng = np.random.default_rng(1)
+    children = rng.normal(size=(2, 5))
+    population = PrivGene()._mutants(children, 0.3, rng)
+    expected = population_fitness(problem, population.T, clip)
+    scorer = CoordinateMoveScorer(problem, clip)
+    before = problem.counts.obj_evals
+    got = np.concatenate([scorer(child, 0.3) for child in children])
+    assert got == pytest.approx(expected, rel=1e-12)
+    assert problem.counts.obj_evals - before == 40 * 2 * 5 * 2

@@ -85,7 +85,7 @@ class DPAGD(Algorithm):
                     break
                 direction = noisy / np.linalg.norm(noisy) + problem.regulariser_gradient(w)
                 candidates = w[None, :] - steps[:, None] * direction[None, :]
-                scores = self._scores(problem, candidates)
+                scores = self._scores(problem, w, direction, steps, candidates)
                 index = report_noisy_max(
                     -scores, sensitivity=self.clip_obj, epsilon=eps_nmax, rng=rng, ledger=ledger, monotonic=True,
                     label="dp_agd.noisy_min",
@@ -113,10 +113,15 @@ class DPAGD(Algorithm):
             label="dp_agd.gradient",
         )
 
-    def _scores(self, problem, candidates: np.ndarray) -> np.ndarray:
-        """Σ_i min(ℓ_i(v), C_obj) + n(μ/2)‖v‖² for every candidate v, in one matrix product."""
-        margins = (problem.X @ candidates.T) * problem.y[:, None]
+    def _scores(self, problem, w, direction, steps, candidates: np.ndarray) -> np.ndarray:
+        """Σ_i min(ℓ_i(v), C_obj) + n(μ/2)‖v‖² for every candidate v = w − η·direction.
+
+        The margins of all candidates come from two products, y ⊙ (Xw − η·X·direction), instead of
+        one product per candidate.
+        """
+        at_w = np.asarray(problem.X @ w).ravel()
+        along = np.asarray(problem.X @ direction).ravel()
+        margins = (at_w[:, None] - along[:, None] * steps[None, :]) * problem.y[:, None]
         problem.counts.obj_evals += problem.n * candidates.shape[0]
         data = np.minimum(problem.loss.value(margins), self.clip_obj).sum(axis=0)
         return data + problem.n * 0.5 * problem.reg * np.einsum("ij,ij->i", candidates, candidates)
-

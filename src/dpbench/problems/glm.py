@@ -22,6 +22,8 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 
 from dpbench.problems.losses import make_loss
 
+_DENSE_ROWS_MAX_ENTRIES = 1 << 24  # 128 MB of float64: Adult (32k × 124) qualifies, rcv1 does not
+
 
 @dataclass
 class EvalCounts:
@@ -55,12 +57,24 @@ class GLMProblem:
         self.reg = float(reg)
         self.n, self.dim = X.shape
         self.row_norms = _row_norms(self.X)
+        # Minibatch rows come from a dense copy when it is small: scipy's sparse fancy indexing
+        # costs ~0.1 ms per call, more than the minibatch's own products (scripts/bench.py).
+        small = sp.issparse(self.X) and self.n * self.dim <= _DENSE_ROWS_MAX_ENTRIES
+        self._minibatch_rows = self.X.toarray() if small else self.X
+        self._last_batch: tuple | None = None
         self.counts = EvalCounts()
         self._gram_norm: float | None = None
 
     # ----------------------------------------------------------------------------- data access
     def _rows(self, idx):
-        return (self.X, self.y, self.row_norms) if idx is None else (self.X[idx], self.y[idx], self.row_norms[idx])
+        if idx is None:
+            return self.X, self.y, self.row_norms
+        idx = np.asarray(idx)
+        cached = self._last_batch
+        if cached is None or cached[0].shape != idx.shape or not np.array_equal(cached[0], idx):
+            # line searches query one minibatch many times: keep its rows until another comes
+            cached = self._last_batch = (idx.copy(), self._minibatch_rows[idx], self.y[idx], self.row_norms[idx])
+        return cached[1:]
 
     def _grad_scalars(self, w: np.ndarray, X, y) -> np.ndarray:
         """s_i with ∇ℓ_i(w) = s_i·x_i."""

@@ -24,7 +24,15 @@ class LogisticLoss:
     smoothness: ClassVar[float | None] = 0.25
 
     def value(self, margins: np.ndarray) -> np.ndarray:
-        return np.logaddexp(0.0, -margins)
+        # log(1 + e^{−m}) = max(−m, 0) + log1p(e^{−|m|}): stable, and about three times faster
+        # than np.logaddexp on the n × k margin blocks of candidate scoring (scripts/bench.py).
+        margins = np.asarray(margins, dtype=float)
+        out = np.abs(margins, out=np.empty_like(margins))
+        np.negative(out, out=out)
+        np.exp(out, out=out)
+        np.log1p(out, out=out)
+        out += np.maximum(-margins, 0.0)
+        return out if out.ndim else out[()]
 
     def derivative(self, margins: np.ndarray) -> np.ndarray:
         # −1/(1 + e^{m}) = −σ(−m), written via expit for stability at large |m|.
