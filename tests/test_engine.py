@@ -96,3 +96,19 @@ def test_single_class_training_data_is_refused(compose_run_config, tmp_path):
 def test_too_small_a_class_for_the_split_is_refused(compose_run_config, tmp_path):
     with pytest.raises(ConfigError, match="smallest class has 1 example"):
         run_job(compose_run_config("dataset.n=3000", "dataset.seed=1", "progress=false"), tmp_path)
+
+
+def test_test_fraction_zero_trains_on_every_row_and_reports_no_test_metrics(compose_run_config, tmp_path):
+    cfg = compose_run_config(*SMALL, "cv.test_fraction=0", "algorithm=dp_nag_opt", "model=kuru_logreg", "reps=2")
+    df = run_job(cfg, tmp_path)
+    assert (df["n_train"] == 2000).all() and (df["n_test"] == 0).all()
+    assert df["test_accuracy"].isna().all() and df["test_objective"].isna().all()
+    assert ((df["eps_spent"] <= 1.0) & (df["eps_spent"] >= 1.0 - 1e-9)).all()
+    with pytest.raises(ConfigError, match="cv.test_fraction=0"):
+        compose_run_config(*SMALL, "cv.test_fraction=0", "cv.folds=3")
+
+
+def test_kuru_presets_compose(compose_run_config):
+    for preset in ("kuru_fig3", "kuru_fig4"):
+        cfg = compose_run_config(f"experiment={preset}", "algorithm=dp_masg_opt")
+        assert (cfg.model.name, cfg.model.reg, cfg.reps, cfg.test_fraction) == ("kuru_logreg", 0.02, 20, 0.0)

@@ -128,8 +128,10 @@ class RunConfig:
             raise ConfigError(f"reps must be ≥ 1, got {self.reps}")
         if self.folds < 1:
             raise ConfigError(f"cv.folds must be ≥ 1, got {self.folds}")
-        if not 0.0 < self.test_fraction < 1.0:
-            raise ConfigError(f"cv.test_fraction must be in (0, 1), got {self.test_fraction}")
+        if not 0.0 <= self.test_fraction < 1.0:
+            raise ConfigError(f"cv.test_fraction must be in [0, 1), got {self.test_fraction}")
+        if self.test_fraction == 0.0 and self.folds > 1:
+            raise ConfigError(f"cv.test_fraction=0 (train on every row) needs cv.folds=1, got cv.folds={self.folds}")
         if self.row_norm is not None and not (math.isfinite(self.row_norm) and self.row_norm > 0):
             raise ConfigError(f"data.row_norm must be null or finite and > 0, got {self.row_norm}")
         if self.trace_every < 0:

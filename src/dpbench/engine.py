@@ -138,7 +138,7 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
         "rep": rep,
         "seed": cfg.seed,
         "folds": cfg.folds,
-        "test_accuracy": float(np.mean(result.predict(split.X_test) == split.y_test)),
+        "test_accuracy": _accuracy(result, split.X_test, split.y_test),
         "train_objective": train_obj,
         "test_objective": test_obj,
         "suboptimality": train_obj - fstar,
@@ -167,10 +167,15 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
     return row, trace, summary
 
 
+def _accuracy(result: FitResult, X, y) -> float:
+    return float(np.mean(result.predict(X) == y)) if y.shape[0] else math.nan  # NaN: no test set
+
+
 def _objectives(result: FitResult, problem: GLMProblem, split: Split) -> tuple[float, float]:
     if result.w is None:  # a constant predictor has no linear-model objective
         return math.nan, math.nan
-    return problem.evaluate_objective(result.w), problem.evaluate_objective(result.w, split.X_test, split.y_test)
+    test = problem.evaluate_objective(result.w, split.X_test, split.y_test) if split.y_test.shape[0] else math.nan
+    return problem.evaluate_objective(result.w), test
 
 
 def _problem(X, y, cfg: RunConfig) -> GLMProblem:
@@ -201,6 +206,10 @@ def make_splits(dataset: Dataset, cfg: RunConfig) -> list[Split]:
 
     if cfg.folds == 1 and X_test is not None:
         splits = [Split(X, y, X_test, dataset.y_test)]
+        _check_two_classes(dataset.name, splits)
+        return splits
+    if cfg.folds == 1 and cfg.test_fraction == 0.0:  # optimisation studies: train on every row, no test set
+        splits = [Split(X, y, X[:0], y[:0])]
         _check_two_classes(dataset.name, splits)
         return splits
     if X_test is not None:

@@ -27,6 +27,7 @@ from dpbench.privacy.events import (
     NonPrivateEvent,
     PoissonSampledEvent,
     PureDPEvent,
+    SampledWithoutReplacementEvent,
     ZCDPEvent,
 )
 from dpbench.privacy.pure import amplify_pure
@@ -130,6 +131,8 @@ PURE_CASES = [
     (PoissonSampledEvent(0.1, LaplaceEvent(2.0)), amplify_pure(0.5, 0.1)),
     (PoissonSampledEvent(0.1, LaplaceAboveThresholdEvent(0.2, 0.1)), amplify_pure(0.4, 0.1)),
     (PoissonSampledEvent(1.0, PureDPEvent(0.7)), 0.7),
+    (SampledWithoutReplacementEvent(1_000, 100_000, LaplaceEvent(0.5)), amplify_pure(2.0, 0.01)),
+    (SampledWithoutReplacementEvent(50, 50, PureDPEvent(0.7)), 0.7),
     (NonPrivateEvent(), math.inf),
     (PoissonSampledEvent(0.1, NonPrivateEvent()), math.inf),
 ]
@@ -360,3 +363,17 @@ def test_lemma4_gaussian_amplification_option_prices_by_lemma4():
     assert np.all(exact <= lemma4 + 1e-15) and np.any(exact < lemma4)
     with pytest.raises(ValueError, match="gaussian_amplification"):
         RDPAccountant(gaussian_amplification="nope")
+
+
+def test_sampling_without_replacement_is_priced_by_pure_dp_only():
+    event = SampledWithoutReplacementEvent(10, 100, LaplaceEvent(1.0))
+    assert PureDPAccountant().cost(event) == pytest.approx(math.log(1 + 0.1 * (math.e - 1)), rel=1e-15)
+    with pytest.raises(ValueError, match="SampledWithoutReplacementEvent"):
+        RDPAccountant().cost(event)
+
+
+@pytest.mark.parametrize("eps", [1e-8, 0.5, 699.0, 701.0, 1e6])
+def test_amplify_pure_is_stable_for_every_epsilon(eps):
+    exact = eps + math.log(math.exp(-eps) + 0.01 * (1 - math.exp(-eps)))  # ln(1 + q(e^ε − 1)), factored
+    assert amplify_pure(eps, 0.01) == pytest.approx(exact, rel=1e-9)
+    assert math.isfinite(amplify_pure(eps, 0.01)) and amplify_pure(eps, 1.0) == pytest.approx(eps, rel=1e-15)

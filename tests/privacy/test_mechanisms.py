@@ -26,6 +26,7 @@ from dpbench.privacy.mechanisms import (
     report_noisy_max,
     sample_above_threshold,
     sample_vector_laplace,
+    subsampled_laplace_mechanism,
     vector_laplace_mechanism,
 )
 
@@ -288,3 +289,18 @@ def test_sample_above_threshold_chunks_and_none_code():
     assert out.shape == (70_000,) and np.all(out == 2)
     out = sample_above_threshold([-1e9, 1e9], 0.0, size=10, noise="gaussian", rho=1.0, **kwargs)
     assert np.all(out == 1)
+
+
+def test_subsampled_laplace_charges_the_amplified_epsilon_before_sampling():
+    ledger, rng = Ledger(1.0, 1e-6, PureDPAccountant()), np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match="sample_size"):
+        subsampled_laplace_mechanism(np.zeros(2), sensitivity=1.0, epsilon=1.0, sample_size=11, population=10,
+                                     rng=rng, ledger=ledger)
+    with pytest.raises(BudgetExceeded):
+        subsampled_laplace_mechanism(np.zeros(2), sensitivity=1.0, epsilon=5.0, sample_size=10, population=10,
+                                     rng=rng, ledger=ledger)
+    assert rng.bit_generator.state == state and ledger.eps_spent == 0.0
+    out = subsampled_laplace_mechanism(np.zeros(2), sensitivity=1.0, epsilon=5.0, sample_size=10, population=1000,
+                                       rng=rng, ledger=ledger)
+    assert out.shape == (2,) and ledger.eps_spent == pytest.approx(math.log1p(0.01 * math.expm1(5.0)), rel=1e-15)

@@ -102,3 +102,29 @@ def test_bad_inputs_are_named():
         make_problem(X, y[:-1], loss="logistic", reg=0.0)
     with pytest.raises(ValueError, match="μ"):
         make_problem(X, y, loss="logistic", reg=-1.0)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_l1_clipping_equals_explicit_per_example_clipping(sparse):
+    X, y = _data(sparse=sparse)
+    problem = make_problem(X, y, loss="logistic", reg=0.01)
+    w = np.random.default_rng(2).normal(size=X.shape[1])
+    dense = X.toarray() if sparse else X
+    for idx, clip in ((np.arange(0, 300, 7), 0.3), (None, 0.3), (None, 1e9)):
+        rows = range(X.shape[0]) if idx is None else idx
+        explicit = np.zeros(X.shape[1])
+        for i in rows:
+            g = problem.loss.derivative(np.array([y[i] * dense[i] @ w]))[0] * y[i] * dense[i]
+            explicit += g / max(1.0, np.abs(g).sum() / clip)
+        np.testing.assert_allclose(problem.clipped_gradient_sum(w, idx, clip, norm=1), explicit, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="norm must be 1 or 2"):
+        problem.clipped_gradient_sum(w, None, 1.0, norm=3)
+
+
+def test_an_inactive_clip_changes_nothing():
+    X, y = _data()
+    problem = make_problem(X, y, loss="logistic", reg=0.01)
+    w = np.random.default_rng(3).normal(size=X.shape[1])
+    bound = problem.max_row_norm  # sup|ℓ′| = 1: no per-example gradient exceeds it
+    unclipped = problem.X.T @ (problem.loss.derivative(y * (problem.X @ w)) * y)
+    np.testing.assert_array_equal(problem.clipped_gradient_sum(w, None, bound), unclipped)

@@ -11,12 +11,17 @@ from dpbench.algorithms.baselines import Majority, NonPrivate
 from dpbench.algorithms.chen_lee import DPBLGD, DPBLSGD, DPBLSGDAC
 from dpbench.algorithms.dp_agd import DPAGD
 from dpbench.algorithms.dp_sgd import DPSGD
+from dpbench.algorithms.kuru import KURU_METHODS
 from dpbench.algorithms.objpert import ObjPert
 from dpbench.algorithms.output_perturbation import OutPertGD, OutPertRSGD
 from dpbench.algorithms.privgene import PrivGene
 from dpbench.errors import ConfigError
 
-ALGORITHMS: dict[str, type[Algorithm]] = {cls.name: cls for cls in (NonPrivate, Majority, DPSGD, DPBLSGD, DPBLSGDAC, DPBLGD, DPAGD, ObjPert, PrivGene, OutPertGD, OutPertRSGD)}
+ALGORITHMS: dict[str, type[Algorithm]] = {
+    cls.name: cls
+    for cls in (NonPrivate, Majority, DPSGD, DPBLSGD, DPBLSGDAC, DPBLGD, DPAGD, ObjPert, PrivGene, OutPertGD, OutPertRSGD)
+    + KURU_METHODS
+}
 
 
 def algorithm_class(name: str) -> type[Algorithm]:

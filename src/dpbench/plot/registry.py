@@ -1,25 +1,33 @@
-"""Every figure ``dpbench-plot`` can draw: name → recipe (a function DataFrame → Figure)."""
+"""Every figure ``dpbench-plot`` can draw: name → recipe (a function of the loaded data → Figure).
+
+A recipe's ``load`` turns the results paths into what ``draw`` and ``table`` receive: by default
+all results rows as one DataFrame; :func:`~dpbench.plot.io.load_jobs` for figures that also need
+traces; ``None`` for analytic figures, which read no results and are drawn from ``draw(None)``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-import pandas as pd
 from matplotlib.figure import Figure
 
-from dpbench.plot import chen_lee, generic
+from dpbench.plot import chen_lee, generic, kuru
+from dpbench.plot.io import load_jobs, load_results
 
 
 @dataclass(frozen=True)
 class FigureRecipe:
-    """A figure; ``table``, when set, also writes a markdown table next to it."""
+    """A figure; ``table``, when set, also writes a markdown table next to it; ``load`` reads the
+    results paths (None: an analytic figure, no results needed)."""
 
     name: str
     description: str
-    draw: Callable[[pd.DataFrame], Figure]
+    draw: Callable[[Any], Figure]
     filename: str
-    table: Callable[[pd.DataFrame], str] | None = None
+    table: Callable[[Any], str] | None = None
+    load: Callable[[list[str]], Any] | None = load_results
 
 
 FIGURES: dict[str, FigureRecipe] = {
@@ -31,5 +39,9 @@ FIGURES: dict[str, FigureRecipe] = {
         FigureRecipe("chen_lee.fig2", "chen_lee Fig. 2: gradient and objective evaluations against q (experiment=chen_lee_fig2)", chen_lee.fig2, "chen_lee_fig2"),
         FigureRecipe("chen_lee.fig3", "chen_lee Fig. 3: accuracy and objective against ε, logistic regression (experiment=chen_lee_fig3), + ranked table", chen_lee.fig3, "chen_lee_fig3", generic.accuracy_table),
         FigureRecipe("chen_lee.fig4", "chen_lee Fig. 4: accuracy and objective against ε, SVM (experiment=chen_lee_fig4), + ranked table", chen_lee.fig3, "chen_lee_fig4", generic.accuracy_table),
+        FigureRecipe("kuru.fig1", "kuru_acc Fig. 1: DP-SHB rate (3.18) and bound (3.17) on a 2-D quadratic against β and T (analytic, no results)", kuru.fig1, "kuru_fig1", load=None),
+        FigureRecipe("kuru.fig2", "kuru_acc Fig. 2: optimal noise b_t of DP-MASG-opt against t, κ = 20 (analytic, no results)", kuru.fig2, "kuru_fig2", load=None),
+        FigureRecipe("kuru.fig3", "kuru_acc Fig. 3: log10(F(x_t) − F*) per method × c, a line per T, m = n (experiment=kuru_fig3), + summary with claims", kuru.fig3, "kuru_fig3", kuru.summary, load_jobs),
+        FigureRecipe("kuru.fig4", "kuru_acc Fig. 4: as Fig. 3 with batch size m = 1000 (experiment=kuru_fig4), + summary with claims", kuru.fig3, "kuru_fig4", kuru.summary, load_jobs),
     )
 }

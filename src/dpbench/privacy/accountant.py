@@ -28,6 +28,7 @@ from dpbench.privacy.events import (
     PoissonSampledEvent,
     PrivacyEvent,
     PureDPEvent,
+    SampledWithoutReplacementEvent,
     ZCDPEvent,
 )
 from dpbench.privacy.pure import amplify_pure
@@ -246,6 +247,12 @@ class PureDPAccountant(Accountant):
                 return math.fsum(self._price(e) for e in events)
             case PoissonSampledEvent(sampling_rate=q, event=inner):
                 inner_eps = self._price(inner)
+                if check_rate(q) == 1.0 or math.isinf(inner_eps):
+                    return inner_eps
+                return amplify_pure(inner_eps, q)
+            case SampledWithoutReplacementEvent(sample_size=m, population=n, event=inner):
+                inner_eps = self._price(inner)
+                q = check_count("sample_size", m) / check_count("population", n)
                 if check_rate(q) == 1.0 or math.isinf(inner_eps):
                     return inner_eps
                 return amplify_pure(inner_eps, q)

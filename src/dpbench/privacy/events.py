@@ -71,6 +71,17 @@ class PoissonSampledEvent(PrivacyEvent):
 
 
 @dataclass(frozen=True)
+class SampledWithoutReplacementEvent(PrivacyEvent):
+    """``event`` run on exactly ``sample_size`` of ``population`` records drawn without replacement,
+    for replace-one neighbours (kuru_acc Sec 2.2: datasets at Hamming distance 1). Only pure ε has a
+    bound here: ln(1 + (m/n)(e^ε − 1)) (kuru_acc eq. 3.3; Balle, Barthe & Gaboardi 2018, Thm 9)."""
+
+    sample_size: int
+    population: int
+    event: PrivacyEvent
+
+
+@dataclass(frozen=True)
 class NonPrivateEvent(PrivacyEvent):
     """A release with no privacy guarantee (non-private reference baselines): costs ε = ∞."""
 

@@ -57,11 +57,20 @@ class GLMProblem:
         self.reg = float(reg)
         self.n, self.dim = X.shape
         self.row_norms = _row_norms(self.X)
-        # Minibatch rows come from a dense copy when it is small: scipy's sparse fancy indexing
-        # costs ~0.1 ms per call, more than the minibatch's own products (scripts/bench.py).
-        small = sp.issparse(self.X) and self.n * self.dim <= _DENSE_ROWS_MAX_ENTRIES
-        self._minibatch_rows = self.X.toarray() if small else self.X
+        # Minibatch rows come from a row-major dense copy when it is small: scipy's sparse fancy
+        # indexing costs ~0.1 ms per call, more than the minibatch's own products. Full-data
+        # products use a column-major copy of small dense data, on which Xᵀr is several times
+        # faster than on row-major storage (scripts/bench.py).
+        small = self.n * self.dim <= _DENSE_ROWS_MAX_ENTRIES
+        if sp.issparse(self.X):
+            self._minibatch_rows = self.X.toarray() if small else self.X
+        else:
+            self._minibatch_rows = np.ascontiguousarray(self.X)
+            if small:
+                self.X = np.asfortranarray(self.X)
         self._last_batch: tuple | None = None
+        self._l1_row_norms: np.ndarray | None = None
+        self._max_norms: dict[int, float] = {}
         self.counts = EvalCounts()
         self._gram_norm: float | None = None
 
@@ -80,17 +89,23 @@ class GLMProblem:
         """s_i with ∇ℓ_i(w) = s_i·x_i."""
         return self.loss.derivative(y * (X @ w)) * y
 
-    def clipped_gradient_sum(self, w: np.ndarray, idx: np.ndarray | None, clip: float) -> np.ndarray:
-        """Σ_{i∈idx} clip(∇ℓ_i(w), C) with clip(g, C) = g / max(1, ‖g‖/C) (chen_lee eq. (6)).
+    def clipped_gradient_sum(self, w: np.ndarray, idx: np.ndarray | None, clip: float, norm: int = 2) -> np.ndarray:
+        """Σ_{i∈idx} clip(∇ℓ_i(w), C) with clip(g, C) = g / max(1, ‖g‖/C) (chen_lee eq. (6)), in the
+        L2 norm, or in the L1 norm with ``norm=1`` (the L1 sensitivity of kuru_acc eq. 3.2).
 
-        Each clipped term has norm ≤ C, so the sum has L2 sensitivity C under add/remove-one.
+        Each clipped term has norm ≤ C, so the sum has sensitivity C under add/remove-one (2C under
+        replace-one). When no term can exceed C (C ≥ sup|ℓ′|·max_i‖x_i‖) the scaling, which would
+        be exactly 1, is skipped: the result is the same either way.
         """
-        X, y, norms = self._rows(idx)
+        if norm not in (1, 2):
+            raise ValueError(f"norm must be 1 or 2, got {norm}")
+        X, y, l2_norms = self._rows(idx)
         s = self._grad_scalars(w, X, y)
-        grad_norms = np.abs(s) * norms
-        scale = clip / np.maximum(grad_norms, clip)  # = min(1, C/‖g_i‖), safe for ‖g_i‖ = 0
         self.counts.grad_evals += len(y)
-        return X.T @ (s * scale)
+        if clip < self.loss.lipschitz * self._max_norm(norm):
+            norms = l2_norms if norm == 2 else (self._l1_norms() if idx is None else self._l1_norms()[idx])
+            s = s * (clip / np.maximum(np.abs(s) * norms, clip))  # = min(1, C/‖g_i‖), safe for ‖g_i‖ = 0
+        return X.T @ s
 
     def clipped_loss_sum(self, w: np.ndarray, idx: np.ndarray | None, clip: float) -> float:
         """Σ_{i∈idx} min(ℓ_i(w), C_obj): objective clipping, sensitivity C_obj (chen_lee Thm 1)."""
@@ -116,6 +131,16 @@ class GLMProblem:
         """∇(μ/2)‖w‖² = μw (data-independent)."""
         return self.reg * w
 
+    def _l1_norms(self) -> np.ndarray:
+        if self._l1_row_norms is None:
+            self._l1_row_norms = _row_l1_norms(self.X)
+        return self._l1_row_norms
+
+    def _max_norm(self, norm: int) -> float:
+        if norm not in self._max_norms:
+            self._max_norms[norm] = float((self.row_norms if norm == 2 else self._l1_norms()).max())
+        return self._max_norms[norm]
+
     # ----------------------------------------------------------------------------- metrics
     def evaluate_objective(self, w: np.ndarray, X=None, y=None) -> float:
         """F(w) on (X, y) (default: the training set); not counted as an algorithm's evaluation."""
@@ -126,7 +151,7 @@ class GLMProblem:
     # ----------------------------------------------------------------------------- constants
     @property
     def max_row_norm(self) -> float:
-        return float(self.row_norms.max())
+        return self._max_norm(2)
 
     def lipschitz(self) -> float:
         """Bound on every per-example gradient norm of the data term: sup|ℓ′|·max‖x_i‖."""
@@ -154,6 +179,12 @@ def _row_norms(X) -> np.ndarray:
     if sp.issparse(X):
         return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
     return np.linalg.norm(X, axis=1)
+
+
+def _row_l1_norms(X) -> np.ndarray:
+    if sp.issparse(X):
+        return np.asarray(abs(X).sum(axis=1)).ravel()
+    return np.abs(X).sum(axis=1)
 
 
 def _gram_spectral_norm(X) -> float:

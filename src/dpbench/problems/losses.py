@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy.special import expit
 
 
 @dataclass(frozen=True)
@@ -35,8 +34,15 @@ class LogisticLoss:
         return out if out.ndim else out[()]
 
     def derivative(self, margins: np.ndarray) -> np.ndarray:
-        # −1/(1 + e^{m}) = −σ(−m), written via expit for stability at large |m|.
-        return -expit(-margins)
+        # −1/(1 + e^{m}) = −σ(−m): e^{m} = inf for m > 709 gives the correct −0, and np.exp is several
+        # times faster than scipy's expit on the n-vectors of full-gradient methods (scripts/bench.py).
+        margins = np.asarray(margins, dtype=float)
+        with np.errstate(over="ignore"):
+            out = np.exp(margins, out=np.empty_like(margins))
+        out += 1.0
+        np.reciprocal(out, out=out)
+        np.negative(out, out=out)
+        return out if out.ndim else out[()]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,238 @@
+"""Differentially private (accelerated) gradient methods of kuru_acc (Kuru, Birbil, Gürbüzbalaban
+& Yıldırım, SIAM J. Optim. 2022), Sections 3–5: DP-GD, DP-HB (eq. 3.1), DP-NAG (eq. 4.1),
+DP-NAG-opt (Prop. 4.2, Remark 4.1), DP-MASG and DP-MASG-opt (eq. 4.7, Thm 4.3).
+
+Every iteration releases one noisy gradient: the mean of the per-example gradients on a subsample
+of m records drawn without replacement (all n records when ``batch_size`` is null), plus
+Laplace(b_t) noise on every coordinate, plus the data-independent regulariser gradient μz. Each
+per-example gradient is clipped to L1 norm C (``l1_clip``), so the mean has L1 sensitivity
+S₁/m with S₁ = 2C under replace-one neighbours (eq. 3.2); on the paper's data (‖u‖₁ ≤ 20, the
+logistic |ℓ′| < 1, C = 20) the clipping never acts and S₁ = 40 as in Sec 5 (eq. 5.2). The
+iteration is ε_t = ln(1 + (m/n)(e^{S₁/(b_t m)} − 1))-DP (eq. 3.3) and is charged as such to a
+pure-ε ledger; the run composes to ε by basic composition (their Thm A.2).
+
+Noise schedules: the plain methods spend ε/T per iteration (Prop. 3.1, eqs. 3.4–3.5); the -opt
+methods first cut T to the T' ≤ T that minimises bound (4.6) with E₀ = ``initial_error``
+(Remark 4.1, Sec 5), then take the b_t minimising Σ a_{T',t}b_t² under the budget (problem 4.4:
+Prop. 4.2 in closed form for m = n, a numerical solution for m < n), see
+:mod:`dpbench.algorithms.kuru_schedules`.
+
+Public constants. α = c/L with L = ``smoothness``. The paper computes L from the sample as the
+largest eigenvalue of XᵀX/n plus 2λ; a step size computed from the private data is a release
+the paper does not pay for, so here L is a public hyper-parameter. Its default 5.1033 is the
+value for the default dataset from the generator's public law, rows ~ U[0,1]^20:
+λ_max(E[xxᵀ]) = 1/12 + 20/4 = 5.0833, plus μ = 0.02 (the sample value is within ~1% of it);
+other datasets need their own. μ is the model's regulariser (2λ in the paper's F(x) = mean loss
++ λ‖x‖², so ``model=kuru_logreg`` has μ = 0.02). The start is x₀ = ``initial_value``·𝟏 (10 in
+Sec 5).
+
+Differences from the authors' MATLAB (GitHub sibirbil/DPAccGradMethods): their ``laprnd`` draws
+noise of standard deviation b, i.e. Laplace(b/√2) — here the paper's Laplace(b); their a_{T,t}
+carries α/2 where eq. 4.3 has α (this moves the T' of Remark 4.1 a little); their DP-NAG-opt
+under subsampling splits ε by the m = n formula (Remark 4.2) where we solve (4.4).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from dpbench.algorithms import kuru_schedules as schedules
+from dpbench.algorithms.base import Algorithm, FitResult, Tracer
+from dpbench.errors import ConfigError
+from dpbench.privacy.mechanisms import subsampled_laplace_mechanism
+
+
+@dataclass
+class _KuruMethod(Algorithm):
+    """Shared hyper-parameters (names as in ``conf/algorithm/dp_nag.yaml``):
+
+    iterations : T, the iteration budget
+    step_scale : c, α = c/L (Sec 5 sweeps c ∈ {0.1, 1})
+    batch_size : m, records per iteration drawn without replacement; null = all n (no subsampling)
+    l1_clip : C, per-example gradient L1 clipping; the L1 sensitivity is S₁ = 2C (eq. 5.2)
+    smoothness : L, a public smoothness constant (module docstring)
+    initial_value : x₀ = initial_value·𝟏
+    """
+
+    iterations: int = 100
+    step_scale: float = 1.0
+    batch_size: int | None = None
+    l1_clip: float = 20.0
+    smoothness: float = 5.1033
+    initial_value: float = 10.0
+
+    paper: ClassVar[str] = "kuru_acc"
+    accountant: ClassVar[str] = "pure"
+    supported_losses: ClassVar[frozenset[str] | None] = frozenset({"logistic", "huber_hinge"})
+    unsupported_reason: ClassVar[str] = "the methods and their step sizes assume a smooth loss"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.iterations, bool) or not isinstance(self.iterations, int) or self.iterations < 1:
+            raise ValueError(f"{self.name}: iterations must be an integer ≥ 1, got {self.iterations!r}")
+        if self.batch_size is not None and (isinstance(self.batch_size, bool) or self.batch_size < 1):
+            raise ValueError(f"{self.name}: batch_size must be an integer ≥ 1 or null, got {self.batch_size!r}")
+        self._require_positive("step_scale", "l1_clip", "smoothness")
+        if not math.isfinite(self.initial_value):
+            raise ValueError(f"{self.name}: initial_value must be finite, got {self.initial_value}")
+
+    # ------------------------------------------------------------------ public schedule (no data)
+    def steps(self, mu: float) -> tuple[np.ndarray, np.ndarray]:
+        """(α_t, s_t) for t = 1..T."""
+        return schedules.constant_steps(self.iterations, self.step_scale, self.smoothness)
+
+    def momenta(self, alphas: np.ndarray, mu: float) -> np.ndarray:
+        """β_t; zero for DP-GD."""
+        return schedules.momentum(alphas, mu)
+
+    def noise_schedule(self, alphas, stages, mu: float, *, d: int, n: int, m: int, epsilon: float) -> np.ndarray:
+        """b_1..b_T' (its length is the number of iterations run)."""
+        return schedules.uniform_noise(2.0 * self.l1_clip, epsilon, len(alphas), n, m)
+
+    # ------------------------------------------------------------------ the run
+    def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
+        n, d, mu = problem.n, problem.dim, problem.reg
+        m = n if self.batch_size is None else self.batch_size
+        if m > n:
+            raise ConfigError(f"{self.name}: batch_size = {m} exceeds the {n} training rows")
+        if not 0.0 < mu * self.step_scale / self.smoothness < 1.0:
+            raise ConfigError(
+                f"{self.name}: needs a strongly convex model (μ = model.reg > 0) with μα < 1; got μ = {mu}, "
+                f"α = c/L = {self.step_scale / self.smoothness}"
+            )
+        alphas, stages = self.steps(mu)
+        noise = self.noise_schedule(alphas, stages, mu, d=d, n=n, m=m, epsilon=ledger.epsilon - ledger.eps_spent)
+        T = len(noise)
+        alphas, stages, betas = alphas[:T], stages[:T], self.momenta(alphas[:T], mu)
+        tracer.plan(T)
+
+        x = np.full(d, float(self.initial_value))
+        previous = x
+        tracer.record(0, x, step_size=0.0, noise_scale=math.nan, stage=int(stages[0]))
+        for t in range(T):
+            x, previous = self._step(problem, x, previous, t, alphas, betas, stages, noise, m, rng, ledger)
+            tracer.record(
+                t + 1, x, step_size=float(alphas[t]), force=t == T - 1, noise_scale=float(noise[t]), stage=int(stages[t])
+            )
+        return FitResult(
+            w=x,
+            n_iterations=T,
+            info={"requested_iterations": self.iterations, "batch_size": m, "first_noise": float(noise[0]),
+                  "last_noise": float(noise[-1])},
+        )
+
+    def _step(self, problem, x, previous, t, alphas, betas, stages, noise, m, rng, ledger):
+        """NAG (eq. 4.1): z_t = (1 + β)x_t − βx_{t−1}, x_{t+1} = z_t − α(∇F_B(z_t) + η_t); the
+        momentum restarts (x_{t−1} := x_t) when a new MASG stage begins."""
+        if t > 0 and stages[t] != stages[t - 1]:
+            previous = x
+        z = x + betas[t] * (x - previous)
+        return z - alphas[t] * self._noisy_gradient(problem, z, noise[t], m, rng, ledger), x
+
+    def _noisy_gradient(self, problem, z, noise_scale: float, m: int, rng, ledger) -> np.ndarray:
+        """(1/m)Σ_{i∈B} clip₁(∇ℓ_i(z), C) + Laplace(b)^d + μz: one ε_t-DP release (eqs. 2.8, 3.3)."""
+        n = problem.n
+        batch = None if m == n else rng.choice(n, size=m, replace=False)
+        mean = problem.clipped_gradient_sum(z, batch, self.l1_clip, norm=1) / m
+        sensitivity = 2.0 * self.l1_clip / m
+        noisy = subsampled_laplace_mechanism(
+            mean, sensitivity=sensitivity, epsilon=sensitivity / noise_scale, sample_size=m, population=n, rng=rng,
+            ledger=ledger, label=f"{self.name}.gradient",
+        )
+        return noisy + problem.regulariser_gradient(z)
+
+
+@dataclass
+class DPGD(_KuruMethod):
+    """DP-GD: x_{t+1} = x_t − α(∇F_B(x_t) + η_t), ε/T per iteration (Sec 5's baseline)."""
+
+    name: ClassVar[str] = "dp_gd"
+
+    def momenta(self, alphas: np.ndarray, mu: float) -> np.ndarray:
+        return np.zeros_like(alphas)
+
+
+@dataclass
+class DPHB(_KuruMethod):
+    """DP-HB (DP-SHB, eq. 3.1): x_{t+1} = x_t − α(∇F_B(x_t) + η_t) + β(x_t − x_{t−1}), with
+    β = (1 − √(αμ))/(1 + √(αμ)) (Sec 5) and b from Prop. 3.1."""
+
+    name: ClassVar[str] = "dp_hb"
+
+    def _step(self, problem, x, previous, t, alphas, betas, stages, noise, m, rng, ledger):
+        gradient = self._noisy_gradient(problem, x, noise[t], m, rng, ledger)
+        return x - alphas[t] * gradient + betas[t] * (x - previous), x
+
+
+@dataclass
+class DPNAG(_KuruMethod):
+    """DP-NAG (eq. 4.1) with α = c/L, β = (1 − √(αμ))/(1 + √(αμ)) and ε/T per iteration."""
+
+    name: ClassVar[str] = "dp_nag"
+
+
+@dataclass
+class _Optimised(_KuruMethod):
+    """The -opt schedule: T' from bound (4.6) (Remark 4.1), then b_t solving (4.4)."""
+
+    initial_error: float = 10.0
+    choose_iterations: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._require_positive("initial_error")
+
+    def noise_schedule(self, alphas, stages, mu: float, *, d: int, n: int, m: int, epsilon: float) -> np.ndarray:
+        sensitivity = 2.0 * self.l1_clip
+        T = len(alphas)
+        if self.choose_iterations:
+            T = schedules.choose_iterations(
+                alphas, stages, mu, self.smoothness, E0=self.initial_error, d=d, sensitivity=sensitivity, n=n,
+                epsilon=epsilon,
+            )
+        _, a = schedules.error_weights(alphas[:T], stages[:T], mu, self.smoothness)
+        return schedules.optimal_noise(a, sensitivity, epsilon, n, m)
+
+
+@dataclass
+class DPNAGOpt(_Optimised):
+    """DP-NAG-opt: DP-NAG with T' of Remark 4.1 and the noise schedule of Prop. 4.2 / problem (4.4)."""
+
+    name: ClassVar[str] = "dp_nag_opt"
+
+
+class _Multistage:
+    """MASG stages and step sizes (eq. 4.7, scaled by c); stage k uses β^(k) (Sec 5)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if isinstance(self.p, bool) or not isinstance(self.p, int) or self.p < 1:
+            raise ValueError(f"{self.name}: p must be an integer ≥ 1, got {self.p!r}")
+
+    def steps(self, mu: float) -> tuple[np.ndarray, np.ndarray]:
+        return schedules.masg_steps(self.iterations, self.step_scale, self.smoothness, mu, self.p)
+
+
+@dataclass
+class DPMASG(_Multistage, _KuruMethod):
+    """DP-MASG: multistage NAG (eq. 4.7) with momentum restarts between stages, ε/T per iteration.
+
+    p : the p of eq. 4.7 (stage k ≥ 2 lasts 2^k⌈√κ ln 2^{p+2}⌉ iterations)
+    """
+
+    p: int = 1
+    name: ClassVar[str] = "dp_masg"
+
+
+@dataclass
+class DPMASGOpt(_Multistage, _Optimised):
+    """DP-MASG-opt: DP-MASG with T' of Remark 4.1 and b_t optimised with the a_{T,t} of Thm 4.3."""
+
+    p: int = 1
+    name: ClassVar[str] = "dp_masg_opt"
+
+
+KURU_METHODS = (DPGD, DPHB, DPNAG, DPNAGOpt, DPMASG, DPMASGOpt)
