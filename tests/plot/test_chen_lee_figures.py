@@ -74,3 +74,33 @@ def test_accuracy_table_ranks_private_methods_only():
     assert "| a | 0.850 ± 0.071 (#1) |" in table
     assert "| b | 0.650 ± 0.071 (#2) |" in table
     assert "| nonprivate | 0.950 ± 0.000 |" in table
+
+
+def _runs(accuracies):
+    """One results row per (dataset, ε, algorithm) with the given mean accuracy (two reps around it)."""
+    rows = []
+    for (dataset, eps, algorithm), acc in accuracies.items():
+        for delta in (-0.001, 0.001):
+            rows.append({"dataset": dataset, "eps": eps, "algorithm": algorithm, "test_accuracy": acc + delta,
+                         "private": algorithm != "majority"})
+    return pd.DataFrame(rows)
+
+
+def test_comparison_table_checks_the_papers_claims_from_the_numbers():
+    from dpbench.plot.chen_lee import comparison_table
+
+    acc = {}
+    for eps in (0.05, 0.1, 0.4):
+        acc.update({("bank", eps, "dp_blsgd"): 0.80, ("bank", eps, "dp_blgd"): 0.85, ("bank", eps, "dp_agd"): 0.82,
+                    ("bank", eps, "outpert_rsgd"): 0.90, ("bank", eps, "objpert"): 0.70, ("bank", eps, "dp_sgd"): 0.88,
+                    ("bank", eps, "majority"): 0.75})
+    table = comparison_table(_runs(acc))
+    assert "dp_blsgd beats dp_agd in 0 of 3 settings: fails" in table
+    assert "dp_blgd beats dp_agd in 3 of 3 settings: holds" in table
+    assert "outpert_rsgd is first at 3 of 3 ε: holds" in table
+    assert "objpert #6/6, 0.700 (weak)" in table and "dp_sgd #2/6, 0.880 (not weak)" in table
+
+    acc[("bank", 0.4, "dp_blsgd")] = 0.95  # now DP-BLSGD wins once and OutPert-RSGD loses once
+    table = comparison_table(_runs(acc))
+    assert "dp_blsgd beats dp_agd in 1 of 3 settings: holds in part" in table
+    assert "outpert_rsgd is first at 2 of 3 ε: holds in part" in table

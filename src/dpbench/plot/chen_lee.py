@@ -17,7 +17,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from dpbench.errors import DpbenchError  # noqa: E402
-from dpbench.plot.generic import metrics_vs_eps  # noqa: E402
+from dpbench.plot.generic import accuracy_table, metrics_vs_eps  # noqa: E402
 
 # (variant prefix, axis label, parameter read from `params`, categorical?) — the six panels of Fig. 1
 FIG1_PANELS = (
@@ -100,3 +100,79 @@ def fig3(df: pd.DataFrame) -> Figure:
     """chen_lee Fig. 3 / Fig. 4: test accuracy (top) and training objective (bottom) against ε, one
     column per dataset, majority and non-private as reference lines (mean ± std over folds × reps)."""
     return metrics_vs_eps(df, [("test_accuracy", "test accuracy"), ("train_objective", "objective")])
+
+
+def comparison_table(df: pd.DataFrame) -> str:
+    """The ranked accuracy table of Figs 3–4 (:func:`~dpbench.plot.generic.accuracy_table`) followed
+    by chen_lee's claims of Sec 5.6, each checked against these runs with the numbers behind it."""
+    means = df.groupby(["dataset", "eps", "algorithm"])["test_accuracy"].mean()
+    private = df[df["private"].astype(bool)]
+    ranks = private.groupby(["dataset", "eps", "algorithm"])["test_accuracy"].mean()
+    ranks = ranks.groupby(level=["dataset", "eps"]).rank(ascending=False, method="min")
+    lines = [accuracy_table(df), "## chen_lee's claims, checked against these runs", ""]
+    lines += _claim_beats(means, ("dp_blsgd", "dp_blgd"), "dp_agd")
+    lines += _claim_wins(ranks, means, "outpert_rsgd", "bank")
+    lines += _claim_weak_at_small_eps(ranks, means, ("objpert", "dp_sgd"))
+    return "\n".join(lines) + "\n"
+
+
+def _settings(means: pd.Series, *algorithms: str) -> list[tuple[str, float]]:
+    """(dataset, ε) pairs where every one of ``algorithms`` was run."""
+    have = means.reset_index().groupby(["dataset", "eps"])["algorithm"].agg(set)
+    return [key for key, names in have.items() if set(algorithms) <= names]
+
+
+def _claim_beats(means: pd.Series, winners: tuple[str, ...], loser: str) -> list[str]:
+    lines = [f"**\"{' and '.join(winners)} outperform {loser}\"** (mean test accuracy, per dataset and ε):", ""]
+    for winner in winners:
+        settings = _settings(means, winner, loser)
+        if not settings:
+            lines.append(f"- {winner}: not run alongside {loser}")
+            continue
+        won = [(d, e) for d, e in settings if means[(d, e, winner)] > means[(d, e, loser)]]
+        lost = ", ".join(
+            f"{d} ε = {e:g} ({means[(d, e, winner)]:.3f} vs {means[(d, e, loser)]:.3f})"
+            for d, e in settings if (d, e) not in won
+        )
+        verdict = "holds" if len(won) == len(settings) else ("fails" if not won else "holds in part")
+        lines.append(f"- {winner} beats {loser} in {len(won)} of {len(settings)} settings: {verdict}"
+                     + (f"; not at {lost}" if lost else ""))
+    return lines + [""]
+
+
+def _claim_wins(ranks: pd.Series, means: pd.Series, algorithm: str, dataset: str) -> list[str]:
+    lines = [f"**\"{algorithm} wins on {dataset}\"** (rank among the private methods, 1 = best):", ""]
+    if dataset not in ranks.index.get_level_values("dataset"):
+        return lines + [f"- {dataset} not run", ""]
+    here = ranks.xs(dataset, level="dataset")
+    cells = []
+    for eps, group in here.groupby(level="eps"):
+        best = group.idxmin()[-1]
+        mine = group.get((eps, algorithm))
+        cells.append((eps, mine, best, means[(dataset, eps, best)]))
+    first = [e for e, mine, _, _ in cells if mine == 1]
+    verdict = "holds" if len(first) == len(cells) else ("fails" if not first else "holds in part")
+    detail = "; ".join(
+        f"ε = {e:g}: #{int(mine) if mine == mine and mine is not None else '—'} (best {best} {acc:.3f})"
+        for e, mine, best, acc in cells
+    )
+    return lines + [f"- {algorithm} is first at {len(first)} of {len(cells)} ε: {verdict}. {detail}", ""]
+
+
+def _claim_weak_at_small_eps(ranks: pd.Series, means: pd.Series, algorithms: tuple[str, ...]) -> list[str]:
+    lines = [f"**\"{' and '.join(algorithms)} are weak at small ε\"** (at the two smallest ε of each "
+             "dataset: rank among the private methods, and accuracy against the majority class):", ""]
+    for dataset, here in ranks.groupby(level="dataset"):
+        for eps in sorted(here.index.get_level_values("eps").unique())[:2]:
+            group = here.xs(eps, level="eps").droplevel("dataset")
+            majority = means.get((dataset, eps, "majority"), float("nan"))
+            parts = []
+            for name in algorithms:
+                if name not in group.index:
+                    parts.append(f"{name} not run")
+                    continue
+                weak = group[name] > len(group) / 2 or means[(dataset, eps, name)] <= majority
+                parts.append(f"{name} #{int(group[name])}/{len(group)}, {means[(dataset, eps, name)]:.3f}"
+                             f" ({'weak' if weak else 'not weak'})")
+            lines.append(f"- {dataset} ε = {eps:g} (majority {majority:.3f}): " + "; ".join(parts))
+    return lines + [""]
