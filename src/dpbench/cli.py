@@ -1,6 +1,6 @@
 """The ``dpbench`` command: a Hydra app over ``conf/``.
 
-``dpbench`` runs the default job (DP-SGD on the embedded synthetic dataset, offline);
+``dpbench`` runs the default job (DP-BLSGD on the embedded synthetic dataset, offline);
 ``dpbench dataset=adult algorithm=dp_sgd privacy.eps=1.0 cv.folds=2 reps=2`` a chosen one;
 ``dpbench -m algorithm=dp_sgd,nonprivate privacy.eps=0.1,1.0 hydra/launcher=joblib`` a sweep.
 Errors the user can fix (bad values, unknown names, missing or corrupt data) end the run with

@@ -33,15 +33,15 @@ class LogisticLoss:
         out += np.maximum(-margins, 0.0)
         return out if out.ndim else out[()]
 
-    def derivative(self, margins: np.ndarray) -> np.ndarray:
+    def derivative(self, margins: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         # −1/(1 + e^{m}) = −σ(−m): e^{m} = inf for m > 709 gives the correct −0, and np.exp is several
         # times faster than scipy's expit on the n-vectors of full-gradient methods (scripts/bench.py).
+        # ``out`` (which may be ``margins`` itself) saves a fresh n-vector per call.
         margins = np.asarray(margins, dtype=float)
         with np.errstate(over="ignore"):
-            out = np.exp(margins, out=np.empty_like(margins))
+            out = np.exp(margins, out=np.empty_like(margins) if out is None else out)
         out += 1.0
-        np.reciprocal(out, out=out)
-        np.negative(out, out=out)
+        np.divide(-1.0, out, out=out)
         return out if out.ndim else out[()]
 
 
@@ -56,8 +56,8 @@ class HingeLoss:
     def value(self, margins: np.ndarray) -> np.ndarray:
         return np.maximum(0.0, 1.0 - margins)
 
-    def derivative(self, margins: np.ndarray) -> np.ndarray:
-        return -(margins < 1.0).astype(float)
+    def derivative(self, margins: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        return _into(out, -(np.asarray(margins) < 1.0).astype(float))
 
 
 @dataclass(frozen=True)
@@ -85,10 +85,18 @@ class HuberHingeLoss:
         quadratic = (1.0 + h - margins) ** 2 / (4.0 * h)
         return np.where(margins < 1.0 - h, 1.0 - margins, np.where(margins <= 1.0 + h, quadratic, 0.0))
 
-    def derivative(self, margins: np.ndarray) -> np.ndarray:
+    def derivative(self, margins: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         h = self.h
         slope = -(1.0 + h - margins) / (2.0 * h)
-        return np.where(margins < 1.0 - h, -1.0, np.where(margins <= 1.0 + h, slope, 0.0))
+        return _into(out, np.where(margins < 1.0 - h, -1.0, np.where(margins <= 1.0 + h, slope, 0.0)))
+
+
+def _into(out: np.ndarray | None, values: np.ndarray) -> np.ndarray:
+    """``values``, copied into ``out`` when one is given (the losses' common ``out`` convention)."""
+    if out is None:
+        return values
+    out[...] = values
+    return out
 
 
 LOSSES = {"logistic": LogisticLoss, "hinge": HingeLoss, "huber_hinge": HuberHingeLoss}
