@@ -194,7 +194,7 @@ def test_one_dp_nag_iteration_is_eps_t_private_on_a_neighbouring_pair(batch):
 def test_bad_inputs_are_refused_with_the_value():
     with pytest.raises(ValueError, match="iterations"):
         DPNAG(iterations=0)
-    with pytest.raises(ValueError, match="p must"):
+    with pytest.raises(ValueError, match="p must be an integer"):
         DPMASG(p=0)
     with pytest.raises(ConfigError, match="batch_size = 5000"):
         _fit(DPNAG(batch_size=5000), _problem(n=1000))
@@ -203,3 +203,9 @@ def test_bad_inputs_are_refused_with_the_value():
         _fit(DPNAG(), make_problem(X, y, loss="logistic", reg=0.0))
     with pytest.raises(ConfigError, match="hinge"):
         check_compatible("dp_nag", "hinge")
+
+
+def test_batch_size_must_be_a_positive_integer_or_null():
+    with pytest.raises(ValueError, match="batch_size must be an integer ≥ 1 or null, got 2.5"):
+        DPNAG(batch_size=2.5)
+    assert DPNAG(batch_size=None).batch_size is None

@@ -103,6 +103,17 @@ class Algorithm:
                 suffix = " or null" if allow_none else ""
                 raise ValueError(f"{self.name}: {key} must be finite and > 0{suffix}, got {value}")
 
+    def _require_count(self, *keys: str, allow_none: bool = False) -> None:
+        """Raise a ValueError naming the first hyper-parameter in ``keys`` that is not an integer ≥ 1
+        (None passes when ``allow_none``)."""
+        for key in keys:
+            value = getattr(self, key)
+            if value is None and allow_none:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                suffix = " or null" if allow_none else ""
+                raise ValueError(f"{self.name}: {key} must be an integer ≥ 1{suffix}, got {value!r}")
+
     def accountant_options(self) -> dict[str, Any]:
         """Extra options for this method's accountant (e.g. how subsampling is amplified)."""
         return {}

@@ -71,10 +71,8 @@ class _KuruMethod(Algorithm):
     unsupported_reason: ClassVar[str] = "the methods and their step sizes assume a smooth loss"
 
     def __post_init__(self) -> None:
-        if isinstance(self.iterations, bool) or not isinstance(self.iterations, int) or self.iterations < 1:
-            raise ValueError(f"{self.name}: iterations must be an integer ≥ 1, got {self.iterations!r}")
-        if self.batch_size is not None and (isinstance(self.batch_size, bool) or self.batch_size < 1):
-            raise ValueError(f"{self.name}: batch_size must be an integer ≥ 1 or null, got {self.batch_size!r}")
+        self._require_count("iterations")
+        self._require_count("batch_size", allow_none=True)
         self._require_positive("step_scale", "l1_clip", "smoothness")
         if not math.isfinite(self.initial_value):
             raise ValueError(f"{self.name}: initial_value must be finite, got {self.initial_value}")
@@ -209,8 +207,7 @@ class _Multistage:
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if isinstance(self.p, bool) or not isinstance(self.p, int) or self.p < 1:
-            raise ValueError(f"{self.name}: p must be an integer ≥ 1, got {self.p!r}")
+        self._require_count("p")
 
     def steps(self, mu: float) -> tuple[np.ndarray, np.ndarray]:
         return schedules.masg_steps(self.iterations, self.step_scale, self.smoothness, mu, self.p)
