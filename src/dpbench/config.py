@@ -23,6 +23,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from dpbench.errors import ConfigError
 
 CONVERSIONS = ("tight", "prop1")
+PWA_LOSS = "max_affine"  # model=pwa: han_pwa's f(x) = max_i (a_iᵀx + b_i)
 
 
 def default_cache_dir() -> Path:
@@ -143,15 +144,17 @@ class RunConfig:
         """Validate a composed Hydra config (the ``hydra`` node is ignored; a variant is applied first)."""
         from dpbench.algorithms.registry import ALGORITHMS, check_compatible, make_algorithm
         from dpbench.data import DATASET_NAMES
+        from dpbench.pwa.dataset import PWA_DATASETS, load_pwa_problem
 
         cfg = apply_variant(cfg)
         dataset = _section(cfg, "dataset")
         algorithm = _section(cfg, "algorithm")
         model = _section(cfg, "model")
         privacy = _section(cfg, "privacy")
-        dataset_name = _name(dataset, "dataset", DATASET_NAMES)
+        dataset_name = _name(dataset, "dataset", DATASET_NAMES + PWA_DATASETS)
         algorithm_name = _name(algorithm, "algorithm", ALGORITHMS)
         model_name = _name(model, "model", group_choices("model"))
+        _check_problem_kind(dataset_name, model_name, model.get("loss"), algorithm_name)
 
         run = cls(
             dataset=dataset_name,
@@ -179,6 +182,8 @@ class RunConfig:
         )
         make_algorithm(run.algorithm, run.algorithm_params)  # validates the hyper-parameters
         check_compatible(run.algorithm, run.model.loss)
+        if run.dataset in PWA_DATASETS:
+            load_pwa_problem(run.dataset, run.dataset_options)  # validates the instance's options
         return run
 
     # ------------------------------------------------------------------ identity
@@ -196,6 +201,27 @@ class RunConfig:
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def _check_problem_kind(dataset: str, model: str, loss: Any, algorithm: str) -> None:
+    """The dataset, the model and the algorithm must pose the same kind of problem: a GLM on rows,
+    or han_pwa's piecewise-affine program (dataset=synthetic_pwa, model=pwa, algorithm=pwa_*)."""
+    from dpbench.algorithms.registry import algorithm_class
+    from dpbench.pwa.dataset import PWA_DATASETS
+
+    kinds = {
+        f"dataset={dataset}": "pwa" if dataset in PWA_DATASETS else "glm",
+        f"model={model}": "pwa" if loss == PWA_LOSS else "glm",
+        f"algorithm={algorithm}": algorithm_class(algorithm).problem_kind,
+    }
+    if len(set(kinds.values())) > 1:
+        pwa = [key for key, kind in kinds.items() if kind == "pwa"]
+        glm = [key for key, kind in kinds.items() if kind == "glm"]
+        raise ConfigError(
+            f"{' and '.join(pwa)} pose{'s' if len(pwa) == 1 else ''} han_pwa's piecewise-affine problem but "
+            f"{' and '.join(glm)} {'is' if len(glm) == 1 else 'are'} for linear models on rows; the han_pwa "
+            f"combination is dataset=synthetic_pwa model=pwa algorithm=pwa_*"
+        )
+
+
 def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> ModelConfig:
     """The model section as a ModelConfig. An optional ``smooth_loss`` is used instead of ``loss``
     for methods that cannot optimise ``loss`` (chen_lee Sec 5.3 runs the hinge-loss SVM, and the
@@ -205,6 +231,11 @@ def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> Mode
     from dpbench.problems.losses import LOSSES
 
     loss = _str(model, "loss", "model")
+    if loss == PWA_LOSS:  # han_pwa's f has no parameters and no regulariser
+        extra = sorted(set(model) - {"name", "loss", "reg"})
+        if extra or model.get("reg", 0.0) != 0.0:
+            raise ConfigError(f"model {name} (the piecewise-affine f) takes no parameters and reg = 0, got {model}")
+        return ModelConfig(name=name, loss=loss, reg=0.0)
     supported = algorithm_class(algorithm_name).supported_losses
     if model.get("smooth_loss") is not None and supported is not None and loss not in supported:
         loss = _str(model, "smooth_loss", "model")

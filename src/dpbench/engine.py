@@ -2,7 +2,7 @@
 
 Seeds derive from (``seed``, fold, rep) only (``numpy.random.SeedSequence``), so every
 algorithm sees the same folds and a rerun is bit-identical. Fold assignment derives from
-``seed`` alone. Each private run gets a fresh :class:`~dpbench.privacy.accountant.Ledger`
+``seed`` alone (han_pwa jobs: see :mod:`dpbench.pwa.job`). Each private run gets a fresh :class:`~dpbench.privacy.accountant.Ledger`
 whose spend is checked against the target before anything is written: spending more than
 the budget is a bug, never a result. Output: ``results.parquet``, ``trace.parquet`` and
 ``run.json`` in the job directory, written atomically; a finished job is skipped unless forced.
@@ -33,16 +33,12 @@ from dpbench.algorithms.baselines import NonPrivate
 from dpbench.algorithms.registry import algorithm_class, make_algorithm
 from dpbench.config import RunConfig, default_cache_dir
 from dpbench.data import Dataset, clip_rows, load_dataset
-from dpbench.errors import ConfigError, DpbenchError
+from dpbench.errors import ConfigError, DpbenchError, PrivacyViolation
 from dpbench.privacy.accountant import Ledger, make_accountant
 from dpbench.problems import GLMProblem, make_problem
 from dpbench.results import RESULTS_FILE, RUN_FILE, TRACE_COLUMNS, read_finished, write_json, write_parquet
 
 log = logging.getLogger("dpbench")
-
-
-class PrivacyViolation(AssertionError):
-    """A run spent more than its budget: a bug in an algorithm or an accountant."""
 
 
 @dataclass
@@ -56,7 +52,10 @@ class Split:
 
 
 def run_job(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | None = None) -> pd.DataFrame:
-    """Run (or skip, when already finished) the job described by ``cfg`` into ``out_dir``."""
+    """Run (or skip, when already finished) the job described by ``cfg`` into ``out_dir``.
+
+    GLM jobs run fold × rep one by one; han_pwa jobs (``problem_kind == "pwa"``) run all reps of
+    their configuration as arrays (:func:`dpbench.pwa.job.run_pwa`). Both write the same files."""
     results_path = out_dir / RESULTS_FILE
     finished = None if cfg.force else read_finished(results_path)
     if finished is not None:
@@ -71,6 +70,20 @@ def run_job(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | Non
     if results_path.exists() and not cfg.force:
         log.warning("%s is unreadable or incomplete; rerunning the job", results_path)
 
+    if algorithm_class(cfg.algorithm).problem_kind == "pwa":
+        from dpbench.pwa.job import run_pwa
+
+        results, trace, dataset_info, ledgers = run_pwa(cfg)
+    else:
+        results, trace, dataset_info, ledgers = _run_glm(cfg)
+    write_parquet(trace, out_dir / "trace.parquet")
+    write_json(_run_metadata(cfg, dataset_info, resolved_config, ledgers), out_dir / RUN_FILE)
+    write_parquet(results, results_path)  # last: its presence marks the job finished
+    return results
+
+
+def _run_glm(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], list[dict[str, Any]]]:
+    """Every fold × rep of a GLM job: (results, trace, dataset info, ledger summaries)."""
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
     dataset = load_dataset(cfg.dataset, cfg.dataset_options, data_dir=cfg.data_dir, allow_download=cfg.allow_download)
     _check_finite(dataset)
@@ -91,12 +104,9 @@ def run_job(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | Non
             bar.set_postfix(acc=f"{row['test_accuracy']:.3f}", eps=f"{row['eps_spent']:.3g}")
     bar.close()
 
-    results = pd.DataFrame(rows)
     trace = pd.concat(traces, ignore_index=True) if traces else pd.DataFrame(columns=TRACE_COLUMNS)
-    write_parquet(trace, out_dir / "trace.parquet")
-    write_json(_run_metadata(cfg, dataset, resolved_config, ledgers), out_dir / RUN_FILE)
-    write_parquet(results, results_path)  # last: its presence marks the job finished
-    return results
+    dataset_info = {"name": dataset.name, "checksum": dataset.checksum, **dataset.info}
+    return pd.DataFrame(rows), trace, dataset_info, ledgers
 
 
 def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: int, rep: int, fstar: float):
@@ -123,17 +133,8 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
 
     train_obj, test_obj = _objectives(result, problem, split)
     row = {
-        "paper": cls.paper,
-        "algorithm": cfg.algorithm,
-        "dataset": cfg.dataset,
-        "model": cfg.model.name,
-        "loss": cfg.model.loss,
-        "eps": cfg.privacy.eps,
-        "delta": cfg.privacy.delta,
+        **identity_columns(cfg),
         "eps_spent": float(eps_spent),
-        "private": cls.private,
-        "accountant": cls.accountant if cls.private else "none",
-        "conversion": cfg.privacy.conversion,
         "fold": fold,
         "rep": rep,
         "seed": cfg.seed,
@@ -150,12 +151,7 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
         "n_train": problem.n,
         "n_test": int(split.y_test.shape[0]),
         "dim": problem.dim,
-        "experiment": cfg.experiment,
-        "variant": cfg.variant,
-        "params": json.dumps(cfg.algorithm_params, sort_keys=True),
-        "dataset_checksum": dataset.checksum,
-        "config_hash": cfg.config_hash,
-        "dpbench_version": __version__,
+        **provenance_columns(cfg, dataset.checksum),
     }
     trace = pd.DataFrame(tracer.rows) if tracer.rows else pd.DataFrame(columns=TRACE_COLUMNS[2:], dtype=float)
     trace.insert(0, "rep", rep)
@@ -165,6 +161,35 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
     trace["eps"] = cfg.privacy.eps
     summary = ledger.summary() if ledger is not None else {"accountant": "none", "eps_spent": math.inf}
     return row, trace, summary
+
+
+def identity_columns(cfg: RunConfig) -> dict[str, Any]:
+    """The results columns that say what ran: paper, algorithm, dataset, model, loss, budget, accountant."""
+    cls = algorithm_class(cfg.algorithm)
+    return {
+        "paper": cls.paper,
+        "algorithm": cfg.algorithm,
+        "dataset": cfg.dataset,
+        "model": cfg.model.name,
+        "loss": cfg.model.loss,
+        "eps": cfg.privacy.eps,
+        "delta": cfg.privacy.delta,
+        "private": cls.private,
+        "accountant": cls.accountant if cls.private else "none",
+        "conversion": cfg.privacy.conversion,
+    }
+
+
+def provenance_columns(cfg: RunConfig, dataset_checksum: str) -> dict[str, Any]:
+    """The results columns that say where a row comes from: preset, hyper-parameters, data, config, version."""
+    return {
+        "experiment": cfg.experiment,
+        "variant": cfg.variant,
+        "params": json.dumps(cfg.algorithm_params, sort_keys=True),
+        "dataset_checksum": dataset_checksum,
+        "config_hash": cfg.config_hash,
+        "dpbench_version": __version__,
+    }
 
 
 def _accuracy(result: FitResult, X, y) -> float:
@@ -274,7 +299,7 @@ def optimum(split: Split, cfg: RunConfig, dataset_checksum: str, fold: int) -> f
 
 
 # -------------------------------------------------------------------------------- metadata
-def _run_metadata(cfg: RunConfig, dataset: Dataset, resolved: dict[str, Any] | None, ledgers: list) -> dict[str, Any]:
+def _run_metadata(cfg: RunConfig, dataset_info: dict[str, Any], resolved: dict[str, Any] | None, ledgers: list) -> dict[str, Any]:
     packages = ("numpy", "scipy", "scikit-learn", "pandas", "pyarrow", "hydra-core", "omegaconf", "matplotlib")
     return {
         "dpbench_version": __version__,
@@ -282,7 +307,7 @@ def _run_metadata(cfg: RunConfig, dataset: Dataset, resolved: dict[str, Any] | N
         "packages": {name: _version(name) for name in packages},
         "config_hash": cfg.config_hash,
         "config": resolved if resolved is not None else cfg.semantic_dict(),
-        "dataset": {"name": dataset.name, "checksum": dataset.checksum, **dataset.info},
+        "dataset": dataset_info,
         "ledgers": ledgers,
     }
 

@@ -15,3 +15,7 @@ class DataError(DpbenchError):
 
 class ChecksumError(DataError):
     """A dataset file exists but its checksum does not match the pinned one."""
+
+
+class PrivacyViolation(AssertionError):
+    """A run spent more than its budget: a bug in an algorithm or an accountant, never a result."""

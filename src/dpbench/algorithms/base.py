@@ -82,7 +82,10 @@ class Algorithm:
     paper : the key of the paper it comes from (``chen_lee``, ``kuru_acc``, … or ``baseline``)
     private : False for reference baselines (non-private optimum, majority class)
     accountant : which accountant prices its releases (``rdp``, ``zcdp`` or ``pure``)
-    supported_losses : loss names it can optimise (None = every loss); others are refused
+    supported_losses : loss names it can optimise (None = every GLM loss); others are refused
+    problem_kind : ``glm`` (a loss on a dataset of rows, :class:`~dpbench.problems.GLMProblem`) or
+        ``pwa`` (han_pwa's piecewise-affine problem, :mod:`dpbench.pwa`); config checks that the
+        dataset, the model and the algorithm agree on it
     """
 
     name: ClassVar[str]
@@ -91,6 +94,7 @@ class Algorithm:
     accountant: ClassVar[str] = "rdp"
     supported_losses: ClassVar[frozenset[str] | None] = None
     unsupported_reason: ClassVar[str] = ""
+    problem_kind: ClassVar[str] = "glm"
 
     def _require_positive(self, *keys: str, allow_none: bool = False) -> None:
         """Raise a ValueError naming the first hyper-parameter in ``keys`` that is not finite and > 0

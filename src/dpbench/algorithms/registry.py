@@ -16,11 +16,13 @@ from dpbench.algorithms.objpert import ObjPert
 from dpbench.algorithms.output_perturbation import OutPertGD, OutPertRSGD
 from dpbench.algorithms.privgene import PrivGene
 from dpbench.errors import ConfigError
+from dpbench.pwa.algorithms import PWA_METHODS
 
 ALGORITHMS: dict[str, type[Algorithm]] = {
     cls.name: cls
     for cls in (NonPrivate, Majority, DPSGD, DPBLSGD, DPBLSGDAC, DPBLGD, DPAGD, ObjPert, PrivGene, OutPertGD, OutPertRSGD)
     + KURU_METHODS
+    + PWA_METHODS
 }
 
 
@@ -44,7 +46,8 @@ def make_algorithm(name: str, params: Mapping[str, Any]) -> Algorithm:
     try:
         return cls(**params)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"algorithm {name}: {exc}") from None
+        message = str(exc).removeprefix(f"{name}: ")  # the _require_* checks name the method already
+        raise ConfigError(f"algorithm {name}: {message}") from None
 
 
 def check_compatible(name: str, loss: str) -> None:

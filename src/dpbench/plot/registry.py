@@ -13,7 +13,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from dpbench.plot import chen_lee, generic, kuru
+from dpbench.plot import chen_lee, generic, han, kuru
 from dpbench.plot.io import load_jobs, load_results
 
 
@@ -42,6 +42,9 @@ FIGURES: dict[str, FigureRecipe] = {
         FigureRecipe("kuru.fig1", "kuru_acc Fig. 1: DP-SHB rate (3.18) and bound (3.17) on a 2-D quadratic against β and T (analytic, no results)", kuru.fig1, "kuru_fig1", load=None),
         FigureRecipe("kuru.fig2", "kuru_acc Fig. 2: optimal noise b_t of DP-MASG-opt against t, κ = 20 (analytic, no results)", kuru.fig2, "kuru_fig2", load=None),
         FigureRecipe("kuru.fig3", "kuru_acc Fig. 3: log10(F(x_t) − F*) per method × c, a line per T, m = n (experiment=kuru_fig3), + summary with claims", kuru.fig3, "kuru_fig3", kuru.summary, load_jobs),
+        FigureRecipe("han.fig1", "han_pwa Fig. 1: objective against iterations k, private vs regular subgradient method, a panel per step size (experiment=han_fig1), + summary with claims", han.fig1, "han_fig1", han.summary),
+        FigureRecipe("han.fig2", "han_pwa Fig. 2: objective (mean ± 2 std) against the box half-width c, four mechanisms and f* (experiment=han_fig2), + summary with claims", han.fig2, "han_fig2", han.summary),
+        FigureRecipe("han.fig3", "han_pwa Fig. 3: objective (mean ± 2 std) against the number of pieces m, four mechanisms and f* (experiment=han_fig3), + summary with claims", han.fig3, "han_fig3", han.summary),
         FigureRecipe("kuru.fig4", "kuru_acc Fig. 4: as Fig. 3 with batch size m = 1000 (experiment=kuru_fig4), + summary with claims", kuru.fig3, "kuru_fig4", kuru.summary, load_jobs),
     )
 }

@@ -82,6 +82,7 @@ PROPOSALS = ("variance", "std")
 STARTS = ("center", "uniform")
 ACCOUNTINGS = ("approx", "pure")
 STEP_RULES = ("constant", "diminishing")
+SELECTIONS = ("printed", "active")
 PRIVATE_OUTPUTS = ("last", "average")
 OUTPUTS = ("last", "average", "best")
 
@@ -315,33 +316,43 @@ def _utilities(utilities: object) -> np.ndarray:
     return np.atleast_2d(U)
 
 
-def _log_weights(U: np.ndarray, epsilon: float, b_max: float) -> np.ndarray:
-    """ε(u − max u)/(2·b_max) per row: the exponential mechanism's log-weights, largest 0."""
+def _log_weights(U: np.ndarray, epsilon: float, b_max: float, selection: str) -> np.ndarray:
+    """±ε(u − extreme u)/(2·b_max) per row: the exponential mechanism's log-weights, largest 0
+    ("printed": −, shifted by the row minimum; "active": +, shifted by the row maximum)."""
     factor = check_positive("epsilon", epsilon) / (2.0 * check_positive("b_max", b_max))
+    selection = _choice("selection", selection, SELECTIONS)
     with np.errstate(over="ignore"):
+        if selection == "printed":
+            return -factor * (U - U.min(axis=1, keepdims=True))
         return factor * (U - U.max(axis=1, keepdims=True))
 
 
-def subgradient_index_probabilities(utilities, *, epsilon: float, b_max: float) -> np.ndarray:
-    """P(i* = i) = softmax_i(ε·u_sub(i)/(2·b_max)) for every row of ``utilities`` (R × m), where
-    u_sub(i; x) = a_iᵀx + b_i (Alg. 1, sensitivity b_max).
+def subgradient_index_probabilities(utilities, *, epsilon: float, b_max: float, selection: str = "printed") -> np.ndarray:
+    """P(i* = i) for every row of ``utilities`` (R × m) = u_sub(·; x) = a_iᵀx + b_i (Alg. 1, score
+    sensitivity b_max), computed stably; (R, m) output.
 
-    han_pwa Alg. 1 step 2 prints exp(−ε·u_sub/(2b_max)); we read the minus sign as a typo: it would
-    favour the *lowest* piece, whereas the subgradient is the active (largest) piece (eq. 12), the
-    gap γ(j; x) = max_i u_sub(i) − u_sub(j) is measured from the maximum, and the bound (13) is
-    Thm 13 for a mechanism that maximises u_sub. (At the paper's ε/k = 0.001 both signs give
-    nearly uniform choices.) Computed stably (shifted by the row maximum); (R, m) output."""
-    weights = np.exp(_log_weights(_utilities(utilities), epsilon, b_max))
+    * ``selection="printed"`` (default): softmax_i(−ε·u_sub(i)/(2·b_max)), han_pwa Alg. 1 step 2
+      exactly as printed.
+    * ``selection="active"``: softmax_i(+ε·u_sub(i)/(2·b_max)), which favours the active (largest)
+      piece. The printed minus sign favours the *lowest* piece, whereas the true subgradient is the
+      active one (eq. 12), the gap γ(j; x) = max_i u_sub(i) − u_sub(j) is measured from the maximum,
+      and the bound (13) is Thm 13 for a mechanism that maximises u_sub: the sign looks like a typo.
+      Both are ε-DP (Thm 10 holds for any score of sensitivity b_max, and −u_sub is one); at the
+      paper's ε/k = 0.001 both choose nearly uniformly. The presets run both.
+    """
+    weights = np.exp(_log_weights(_utilities(utilities), epsilon, b_max, selection))
     return weights / weights.sum(axis=1, keepdims=True)
 
 
-def sample_subgradient_indices(utilities, *, epsilon: float, b_max: float, rng: np.random.Generator) -> np.ndarray:
+def sample_subgradient_indices(
+    utilities, *, epsilon: float, b_max: float, rng: np.random.Generator, selection: str = "printed"
+) -> np.ndarray:
     """One index per row of ``utilities`` (R × m), drawn from :func:`subgradient_index_probabilities`
     by the Gumbel-max trick: argmax_i (log-weight_i + G_i), G_i i.i.d. standard Gumbel.
 
     Does NOT charge a ledger: :func:`private_subgradient` pays for all k selections before the
     first one."""
-    scores = _log_weights(_utilities(utilities), epsilon, b_max)
+    scores = _log_weights(_utilities(utilities), epsilon, b_max, selection)
     return np.argmax(scores + check_generator(rng).gumbel(size=scores.shape), axis=1)
 
 
@@ -409,14 +420,15 @@ def private_subgradient(
     step_scale: float = 1.0,
     project: bool = True,
     output: str = "last",
+    selection: str = "printed",
     keep_path: bool = False,
 ) -> Release:
     """The differentially private subgradient method (han_pwa Alg. 2 with Alg. 1), R trajectories.
 
     From x(1) = 0 (the centre of P; Alg. 2 only asks x(1) ∈ P), for i = 1..k = ``iterations``
-    (100, Sec. 5.1): choose i* with P(i* = j) ∝ exp(ε_k·u_sub(j; x(i))/(2·b_max)),
-    u_sub(j; x) = a_jᵀx + b_j (Alg. 1; sensitivity b_max; sign: see
-    :func:`subgradient_index_probabilities`), then x(i+1) = Π_P(x(i) − α_i·a_{i*}). Alg. 2 has no
+    (100, Sec. 5.1): choose i* with P(i* = j) ∝ exp(∓ε_k·u_sub(j; x(i))/(2·b_max)),
+    u_sub(j; x) = a_jᵀx + b_j (Alg. 1; sensitivity b_max; the sign is ``selection``, "printed" (−,
+    as in Alg. 1) or "active" (+): see :func:`subgradient_index_probabilities`), then x(i+1) = Π_P(x(i) − α_i·a_{i*}). Alg. 2 has no
     projection; we project onto P (``project=True``) so the iterates stay feasible for (3): it uses
     only the public P, so it is post-processing, and it is non-expansive, so Thm 24's proof goes
     through unchanged. Step sizes: :func:`step_sizes`.
@@ -432,15 +444,18 @@ def private_subgradient(
     """
     problem, epsilon, runs, rng, ledgers = _common(problem, epsilon, runs, rng, ledger)
     k, alphas, output = _subgradient_options(problem, iterations, step_rule, step_scale, output, PRIVATE_OUTPUTS)
+    selection = _choice("selection", selection, SELECTIONS)
     eps_step = per_step_epsilon(epsilon, k)
     event = PureDPEvent(eps_step)
     _charge(ledgers, event, k, "pwa.private_subgradient")
 
     def select(U: np.ndarray) -> np.ndarray:
-        return sample_subgradient_indices(U, epsilon=eps_step, b_max=problem.b_max, rng=rng)
+        return sample_subgradient_indices(U, epsilon=eps_step, b_max=problem.b_max, rng=rng, selection=selection)
 
     x, path = _subgradient_run(problem, select, alphas, runs, bool(project), output, keep_path)
-    info: dict[str, Any] = {"iterations": k, "eps_per_step": eps_step, "step_sizes": alphas, "output": output}
+    info: dict[str, Any] = {
+        "iterations": k, "eps_per_step": eps_step, "step_sizes": alphas, "output": output, "selection": selection
+    }
     if keep_path:
         info["path"] = path
     return Release(x=x, event=event, count=k, info=info)

@@ -1,0 +1,195 @@
+"""The han_pwa mechanisms as ``algorithm=`` choices: hyper-parameters, validation, accountant.
+
+Each class wraps one function of :mod:`dpbench.pwa.mechanisms`; :meth:`PWAAlgorithm.release`
+runs it for R runs at once (the engine's ``reps``) and returns a
+:class:`~dpbench.pwa.mechanisms.Release`. They solve the piecewise-affine problem of
+``dataset=synthetic_pwa`` with ``model=pwa`` (``problem_kind = "pwa"``), never a GLM.
+
+Defaults follow han_pwa Sec. 5.1 where it gives them (k = 100 iterations, η = 0.1, 5000 MCMC
+steps, no projection of the perturbed solution); the rest are our choices, documented per field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from dpbench.algorithms.base import Algorithm
+from dpbench.pwa.mechanisms import (
+    ACCOUNTINGS,
+    DEFAULT_ETA,
+    DEFAULT_ITERATIONS,
+    DEFAULT_MCMC_STEPS,
+    OUTPUTS,
+    PRIVATE_OUTPUTS,
+    PROPOSALS,
+    SELECTIONS,
+    STARTS,
+    STEP_RULES,
+    Release,
+    exponential_mcmc,
+    laplace_data,
+    laplace_solution,
+    private_subgradient,
+    subgradient,
+)
+from dpbench.pwa.problem import PWAProblem
+
+__all__ = ["PWA_METHODS", "PWAAlgorithm"]
+
+
+class PWAAlgorithm(Algorithm):
+    """A han_pwa mechanism: R runs per call, one per-run ledger shared by them (mechanisms module)."""
+
+    paper: ClassVar[str] = "han_pwa"
+    accountant: ClassVar[str] = "pure"
+    problem_kind: ClassVar[str] = "pwa"
+    supported_losses: ClassVar[frozenset[str]] = frozenset({"max_affine"})
+    unsupported_reason: ClassVar[str] = "han_pwa mechanisms minimise the piecewise-affine f of model=pwa"
+
+    def _require_choice(self, key: str, allowed: tuple[str, ...]) -> None:
+        value = getattr(self, key)
+        if value not in allowed:
+            raise ValueError(f"{self.name}: {key} must be one of {', '.join(allowed)}, got {value!r}")
+
+    def _require_bool(self, *keys: str) -> None:
+        for key in keys:
+            if not isinstance(getattr(self, key), bool):
+                raise ValueError(f"{self.name}: {key} must be true or false, got {getattr(self, key)!r}")
+
+    def release(self, problem: PWAProblem, *, epsilon: float, runs: int, rng: np.random.Generator, ledger) -> Release:
+        raise NotImplementedError
+
+
+@dataclass
+class PWALaplaceData(PWAAlgorithm):
+    """Laplace mechanism on the data b, then the exact LP (han_pwa Sec. 4.1, Thm 16)."""
+
+    name: ClassVar[str] = "pwa_laplace_data"
+
+    def release(self, problem, *, epsilon, runs, rng, ledger):
+        return laplace_data(problem, epsilon=epsilon, runs=runs, rng=rng, ledger=ledger)
+
+
+@dataclass
+class PWALaplaceSolution(PWAAlgorithm):
+    """Laplace mechanism on the solution x_opt (han_pwa Sec. 4.2, Thm 17).
+
+    project: clip the release onto P (post-processing; off in the paper).
+    paper_scale: noise scale √d·Δ/ε as in Sec. 4.2 (True) or Δ/ε, which Thm 9 alone needs (False).
+    """
+
+    name: ClassVar[str] = "pwa_laplace_solution"
+    project: bool = False
+    paper_scale: bool = True
+
+    def __post_init__(self) -> None:
+        self._require_bool("project", "paper_scale")
+
+    def release(self, problem, *, epsilon, runs, rng, ledger):
+        return laplace_solution(
+            problem, epsilon=epsilon, runs=runs, rng=rng, ledger=ledger, project=self.project, paper_scale=self.paper_scale
+        )
+
+
+@dataclass
+class PWAExponential(PWAAlgorithm):
+    """Exponential mechanism ∝ exp(−εf/(2b_max)) on P, sampled by Metropolis (han_pwa Thm 19, Sec. 5.1).
+
+    The chain only approximates the mechanism, so by default the run is charged (ε, δ) with
+    δ = privacy.delta (an assumption that the chain has mixed; see
+    :func:`~dpbench.pwa.mechanisms.exponential_mcmc`): the accountant is ``approx``.
+    """
+
+    name: ClassVar[str] = "pwa_exponential"
+    accountant: ClassVar[str] = "approx"
+    eta: float = DEFAULT_ETA
+    n_steps: int = DEFAULT_MCMC_STEPS
+    proposal: str = "variance"
+    start: str = "center"
+    accounting: str = "approx"
+
+    def __post_init__(self) -> None:
+        self._require_positive("eta")
+        self._require_count("n_steps")
+        self._require_choice("proposal", PROPOSALS)
+        self._require_choice("start", STARTS)
+        self._require_choice("accounting", ACCOUNTINGS)
+
+    def release(self, problem, *, epsilon, runs, rng, ledger):
+        return exponential_mcmc(
+            problem, epsilon=epsilon, runs=runs, rng=rng, ledger=ledger, eta=self.eta, n_steps=self.n_steps,
+            proposal=self.proposal, start=self.start, accounting=self.accounting,
+        )
+
+
+@dataclass
+class _SubgradientMethod(PWAAlgorithm):
+    """What the private and the regular subgradient methods share: k, the step sizes α_i of
+    :func:`~dpbench.pwa.mechanisms.step_sizes` (the paper gives none; default: the constant step
+    R/(G√k) that minimises Thm 24's first term), the output and the projection onto P."""
+
+    iterations: int = DEFAULT_ITERATIONS
+    step_rule: str = "constant"
+    step_scale: float = 1.0
+    output: str = "last"
+    project: bool = True
+    outputs: ClassVar[tuple[str, ...]] = OUTPUTS
+
+    def __post_init__(self) -> None:
+        self._require_count("iterations")
+        self._require_positive("step_scale")
+        self._require_choice("step_rule", STEP_RULES)
+        self._require_choice("output", self.outputs)
+        self._require_bool("project")
+
+
+@dataclass
+class PWASubgradient(_SubgradientMethod):
+    """The ε-DP subgradient method (han_pwa Alg. 2 with Alg. 1, Thm 24).
+
+    iterations: k (100, Sec. 5.1); output: x(k+1) ("last", Alg. 2) or the α-weighted average;
+    selection: "printed" (Alg. 1's exp(−εu/(2b_max)) verbatim) or "active" (+ sign); project: keep
+    iterates in P (post-processing with the public P).
+    """
+
+    name: ClassVar[str] = "pwa_subgradient"
+    outputs: ClassVar[tuple[str, ...]] = PRIVATE_OUTPUTS
+    selection: str = "printed"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._require_choice("selection", SELECTIONS)
+
+    def release(self, problem, *, epsilon, runs, rng, ledger):
+        return private_subgradient(
+            problem, epsilon=epsilon, runs=runs, rng=rng, ledger=ledger, iterations=self.iterations,
+            step_rule=self.step_rule, step_scale=self.step_scale, project=self.project, output=self.output,
+            selection=self.selection,
+        )
+
+
+@dataclass
+class PWASubgradientNonPrivate(_SubgradientMethod):
+    """The regular projected subgradient method with exact subgradients (han_pwa Sec. 4.4, Fig. 1):
+    a non-private reference; it spends nothing and records ε = ∞. ``output`` may also be "best"."""
+
+    name: ClassVar[str] = "pwa_subgradient_nonprivate"
+    private: ClassVar[bool] = False
+
+    def release(self, problem, *, epsilon, runs, rng, ledger):
+        return subgradient(
+            problem, iterations=self.iterations, step_rule=self.step_rule, step_scale=self.step_scale,
+            project=self.project, output=self.output, runs=runs,
+        )
+
+
+PWA_METHODS: tuple[type[PWAAlgorithm], ...] = (
+    PWALaplaceData,
+    PWALaplaceSolution,
+    PWAExponential,
+    PWASubgradient,
+    PWASubgradientNonPrivate,
+)
