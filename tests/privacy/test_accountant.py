@@ -365,11 +365,16 @@ def test_lemma4_gaussian_amplification_option_prices_by_lemma4():
         RDPAccountant(gaussian_amplification="nope")
 
 
-def test_sampling_without_replacement_is_priced_by_pure_dp_only():
+def test_sampling_without_replacement_is_priced_by_pure_dp_and_rdp_not_zcdp():
+    from dpbench.privacy.rdp import rdp_laplace, rdp_sampled_without_replacement
+
     event = SampledWithoutReplacementEvent(10, 100, LaplaceEvent(1.0))
     assert PureDPAccountant().cost(event) == pytest.approx(math.log(1 + 0.1 * (math.e - 1)), rel=1e-15)
+    expected = rdp_sampled_without_replacement(0.1, lambda orders: rdp_laplace(1.0, orders), DEFAULT_ORDERS)
+    np.testing.assert_allclose(RDPAccountant().cost(event), expected, rtol=1e-15)
+    assert np.all(expected <= rdp_laplace(1.0, DEFAULT_ORDERS)) and np.any(expected < rdp_laplace(1.0, DEFAULT_ORDERS))
     with pytest.raises(ValueError, match="SampledWithoutReplacementEvent"):
-        RDPAccountant().cost(event)
+        ZCDPAccountant().cost(event)
 
 
 @pytest.mark.parametrize("eps", [1e-8, 0.5, 699.0, 701.0, 1e6])

@@ -23,6 +23,7 @@ from dpbench.privacy.rdp import (
     rdp_poisson_subsampled,
     rdp_poisson_subsampled_gaussian,
     rdp_pure,
+    rdp_sampled_without_replacement,
     rdp_zcdp,
 )
 from dpbench.privacy.zcdp import zcdp_epsilon, zcdp_rho_for_epsilon
@@ -90,6 +91,38 @@ def test_subsampled_gaussian_accurate_where_dp_accounting_loses_digits(q, sigma)
     orders = [2, 3, 10, 64]
     expected = [_decimal_subsampled_gaussian(q, sigma, a) for a in orders]
     assert_rel(rdp_poisson_subsampled_gaussian(q, sigma, orders), expected, 1e-11)
+
+
+@pytest.mark.parametrize(("q", "sigma"), [(2 / 32_560, 3.0), (1 / 1628, 0.5), (0.01, 1.0), (0.1, 2.0), (0.5, 0.8)])
+def test_sampled_without_replacement_gaussian_is_wbk_theorem_9(q, sigma):
+    """WBK19 Thm 9 for the Gaussian: never below dp-accounting's WOR curve (which also takes the tighter
+    Thm 27 term below order 256; both capped by the un-amplified curve), equal to it above 256 and at
+    α = 2, and written out by hand at α = 2 and 3."""
+    orders = np.array([2, 3, 4, 5, 6, 8, 11, 16, 32, 64, 128, 200, 256, 257, 300, 400, 512], dtype=float)
+    ours = rdp_sampled_without_replacement(q, lambda ls: rdp_gaussian(sigma, ls), orders)
+    theirs = np.array([dp_accounting.rdp.rdp_privacy_accountant._compute_rdp_sample_wor_gaussian_scalar(q, sigma, a) for a in orders])
+    theirs = np.minimum(theirs, rdp_gaussian(sigma, orders))
+    assert np.all(ours >= theirs * (1 - 1e-12))
+    assert_rel(ours[orders > 256], theirs[orders > 256], 1e-12)
+    assert_rel(ours[0], theirs[0], 1e-12)
+    e2, e3 = 1 / sigma**2, 3 / (2 * sigma**2)
+    two = q**2 * min(4 * math.expm1(e2), 2 * math.exp(e2))
+    assert_rel(ours[:2], [min(math.log1p(two), e2), min(math.log1p(3 * two + q**3 * 2 * math.exp(2 * e3)) / 2, e3)], 1e-12)
+    assert np.all(ours <= rdp_gaussian(sigma, orders))
+
+
+def test_sampled_without_replacement_is_priced_by_the_rdp_accountant():
+    from dpbench.privacy.accountant import Ledger, make_accountant
+    from dpbench.privacy.events import GaussianEvent, SampledWithoutReplacementEvent
+
+    event = SampledWithoutReplacementEvent(1, 1628, GaussianEvent(1.5))
+    ledger = Ledger(1.0, 1e-5, make_accountant("rdp"))
+    ledger.charge(event, 1000)
+    curve = 1000 * rdp_sampled_without_replacement(1 / 1628, lambda ls: rdp_gaussian(1.5, ls), DEFAULT_ORDERS)
+    assert ledger.eps_spent == pytest.approx(eps_from_rdp(DEFAULT_ORDERS, curve, 1e-5)[0], rel=1e-12)
+    full = Ledger(100.0, 1e-5, make_accountant("rdp"))
+    full.charge(SampledWithoutReplacementEvent(5, 5, GaussianEvent(1.5)))
+    assert full.eps_spent == pytest.approx(eps_from_rdp(DEFAULT_ORDERS, rdp_gaussian(1.5, DEFAULT_ORDERS), 1e-5)[0])
 
 
 @pytest.mark.parametrize("b", [0.05, 0.3, 1.0, 2.5, 20.0])

@@ -43,6 +43,7 @@ from dpbench.privacy.rdp import (
     rdp_poisson_subsampled,
     rdp_poisson_subsampled_gaussian,
     rdp_pure,
+    rdp_sampled_without_replacement,
     rdp_zcdp,
 )
 from dpbench.privacy.zcdp import zcdp_epsilon
@@ -175,6 +176,11 @@ class RDPAccountant(Accountant):
                 if isinstance(inner, GaussianEvent) and self._gaussian_amplification == "exact":
                     return rdp_poisson_subsampled_gaussian(q, inner.noise_multiplier, orders)
                 return rdp_poisson_subsampled(q, lambda ls: self._curve(inner, ls), orders)
+            case SampledWithoutReplacementEvent(sample_size=m, population=n, event=inner):
+                q = check_count("sample_size", m) / check_count("population", n)
+                if check_rate(q) == 1.0:
+                    return self._curve(inner, orders)
+                return rdp_sampled_without_replacement(q, lambda ls: self._curve(inner, ls), orders)
         raise self._unsupported(event)
 
     def zero(self) -> np.ndarray:

@@ -73,8 +73,9 @@ class PoissonSampledEvent(PrivacyEvent):
 @dataclass(frozen=True)
 class SampledWithoutReplacementEvent(PrivacyEvent):
     """``event`` run on exactly ``sample_size`` of ``population`` records drawn without replacement,
-    for replace-one neighbours (kuru_acc Sec 2.2: datasets at Hamming distance 1). Only pure ε has a
-    bound here: ln(1 + (m/n)(e^ε − 1)) (kuru_acc eq. 3.3; Balle, Barthe & Gaboardi 2018, Thm 9)."""
+    for replace-one neighbours (kuru_acc Sec 2.2: datasets at Hamming distance 1). Priced by the pure
+    accountant, ln(1 + (m/n)(e^ε − 1)) (kuru_acc eq. 3.3; Balle, Barthe & Gaboardi 2018, Thm 9), and by
+    the RDP accountant (Wang, Balle & Kasiviswanathan 2019, Thm 9: ``rdp_sampled_without_replacement``)."""
 
     sample_size: int
     population: int

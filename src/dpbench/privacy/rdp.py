@@ -159,6 +159,52 @@ def rdp_poisson_subsampled(sampling_rate: float, base_rdp: RdpCurve, orders: np.
     as log1p∘exp∘logsumexp. The result is also capped by the un-amplified ε(α), since subsampling
     never hurts (joint quasi-convexity of the Rényi divergence).
     """
+
+    def log_terms(q: float, flat: np.ndarray, ls: np.ndarray, base: np.ndarray) -> np.ndarray:
+        excess = np.where(
+            ls == 2.0,
+            _log_expm1(base),
+            math.log(3.0) + (ls - 1.0) * base + np.log1p(-np.exp(-(ls - 1.0) * base) / 3.0),
+        )
+        log_weights = _log_binomial_pmf(flat, q)
+        with np.errstate(invalid="ignore"):  # −inf weight (k > α) + inf excess: a zero term
+            return np.where(np.isneginf(log_weights), -np.inf, log_weights + excess)
+
+    return _amplified(sampling_rate, base_rdp, orders, log_terms)
+
+
+def rdp_sampled_without_replacement(sampling_rate: float, base_rdp: RdpCurve, orders: np.ndarray) -> np.ndarray:
+    """Subsampling without replacement, replace-one neighbours: Wang, Balle & Kasiviswanathan (2019),
+    Theorem 9, for a mechanism whose ε(∞) is not used (taken as ∞, so every min{2, (e^{ε(∞)} − 1)^j}
+    is 2). With γ the probability that the differing record is in the sample (m/n) and ε(·) the
+    un-subsampled curve ``base_rdp`` (l = 2..max α), for integer α ≥ 2:
+
+    ε'(α) ≤ (1/(α−1)) log{1 + γ² C(α,2) min[4(e^{ε(2)} − 1), 2e^{ε(2)}]
+                           + Σ_{j=3}^{α} γ^j C(α,j) · 2e^{(j−1)ε(j)}}.
+
+    For the Gaussian, (j−1)ε(j) is its CGF at j − 1; dp-accounting's ``_compute_rdp_sample_wor_gaussian``
+    evaluates the same theorem and, below order 256, takes the minimum with the tighter forward-difference
+    term of WBK19 Theorem 27, so this curve is never below it and equals it above 256 (the tests check
+    both). The result is capped by the un-amplified ε(α) (joint quasi-convexity of the Rényi divergence:
+    subsampling never hurts). Logs throughout, so huge terms neither overflow nor lose small ones.
+    """
+
+    def log_terms(q: float, flat: np.ndarray, ls: np.ndarray, base: np.ndarray) -> np.ndarray:
+        factor = np.where(
+            ls == 2.0,
+            np.minimum(math.log(4.0) + _log_expm1(base), math.log(2.0) + base),
+            math.log(2.0) + (ls - 1.0) * base,
+        )
+        a = flat[:, None]
+        log_comb = gammaln(a + 1.0) - gammaln(ls + 1.0) - gammaln(np.maximum(a - ls, 0.0) + 1.0)
+        return np.where(ls <= a, log_comb + ls * math.log(q) + factor, -np.inf)
+
+    return _amplified(sampling_rate, base_rdp, orders, log_terms)
+
+
+def _amplified(sampling_rate: float, base_rdp: RdpCurve, orders: np.ndarray, log_terms) -> np.ndarray:
+    """min(ε(α), log(1 + Σ_l exp(log_terms[α, l]))/(α − 1)) at integer ``orders``: the shared frame of the
+    subsampling bounds above; ``log_terms(q, α's, l = 2..max α, ε(l))`` gives the (α, l) terms."""
     q = check_rate(sampling_rate)
     alphas = check_orders(orders, integer=True)
     flat = alphas.ravel()
@@ -169,15 +215,7 @@ def rdp_poisson_subsampled(sampling_rate: float, base_rdp: RdpCurve, orders: np.
     unamplified = base[flat.astype(np.int64) - 2]
     if q == 1.0:
         return unamplified.reshape(alphas.shape)
-    excess = np.where(
-        ls == 2.0,
-        _log_expm1(base),
-        math.log(3.0) + (ls - 1.0) * base + np.log1p(-np.exp(-(ls - 1.0) * base) / 3.0),
-    )
-    log_weights = _log_binomial_pmf(flat, q)
-    with np.errstate(invalid="ignore"):  # −inf weight (k > α) + inf excess: a zero term, set below
-        log_terms = np.where(np.isneginf(log_weights), -np.inf, log_weights + excess)
-    amplified = np.logaddexp(0.0, _logsumexp_rows(log_terms)) / (flat - 1.0)
+    amplified = np.logaddexp(0.0, _logsumexp_rows(log_terms(q, flat, ls, base))) / (flat - 1.0)
     return np.minimum(amplified, unamplified).reshape(alphas.shape)
 
 
