@@ -2,13 +2,17 @@
 
 :mod:`~dpbench.dda.gossip` samples the edges and Metropolis gossip matrices of Sec. 3.1/5.1;
 :mod:`~dpbench.dda.prox` solves step (6) in closed form; :mod:`~dpbench.dda.noise` calibrates σ
-and states the (ε, δ) of Theorem 1; :mod:`~dpbench.dda.simulator` runs Algorithm 1 over n nodes.
+and states the (ε, δ) of Theorem 1; :mod:`~dpbench.dda.simulator` runs Algorithm 1 over n nodes; :mod:`~dpbench.dda.accounting` prices
+its releases with the RDP accountant (any T, small δ) for a stated threat model.
 """
 
+from dpbench.dda.accounting import release_event, releases_per_sample, sigma_for_budget
 from dpbench.dda.gossip import (
     RandomGossip,
+    activation_counts,
     activation_probability,
     complete_graph_edges,
+    edge_schedule,
     metropolis_matrix,
     metropolis_weights,
     sample_edges,
@@ -45,20 +49,25 @@ __all__ = [
     "DDASimulator",
     "RandomGossip",
     "Schedule",
+    "activation_counts",
     "activation_probability",
     "check_iteration_condition",
     "complete_graph_edges",
     "dual_averaging_step",
+    "edge_schedule",
     "metropolis_matrix",
     "metropolis_weights",
     "noisy_subgradients",
     "per_step_epsilon",
     "proof_guarantee",
+    "release_event",
+    "releases_per_sample",
     "prox_l1",
     "prox_l2",
     "remark31_epsilon",
     "run_dda",
     "sample_edges",
+    "sigma_for_budget",
     "soft_threshold",
     "split_rows",
     "theorem1_delta",

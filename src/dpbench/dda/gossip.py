@@ -30,7 +30,9 @@ from dpbench.privacy._checks import check_count, check_generator
 
 __all__ = [
     "RandomGossip",
+    "activation_counts",
     "activation_probability",
+    "edge_schedule",
     "complete_graph_edges",
     "metropolis_matrix",
     "metropolis_weights",
@@ -58,6 +60,42 @@ def sample_edges(n: int, n_edges: int, rng: np.random.Generator) -> np.ndarray:
     Returns an ``n_edges`` × 2 int array, one edge (i, j) with i < j per row, in draw order.
     """
     return RandomGossip(n, n_edges).sample_edges(check_generator(rng))
+
+
+def edge_schedule(n: int, n_edges: int, iterations: int, rng: np.random.Generator) -> np.ndarray:
+    """The gossip of ``iterations`` iterations drawn in advance: an iterations × n_edges × 2 array, row t
+    the ``n_edges`` distinct uniform edges (i < j) of iteration t + 1, the law of :func:`sample_edges`.
+
+    The gossip does not depend on the data, so it may be drawn first; the accountant then knows how
+    often every node will release before anything is released (:mod:`dpbench.dda.accounting`).
+    Vectorised over iterations: the j-th edge index is uniform among the M − j not yet drawn, mapped
+    to them by counting the drawn indices below it (in increasing order)."""
+    n = _check_nodes(n)
+    k = _check_edge_count(n, n_edges)
+    steps = check_count("iterations", iterations)
+    rng = check_generator(rng)
+    first, second = np.triu_indices(n, 1)
+    picks = np.empty((steps, k), dtype=np.int64)
+    for j in range(k):
+        index = rng.integers(first.size - j, size=steps)
+        for taken in np.sort(picks[:, :j], axis=1).T:
+            index += index >= taken
+        picks[:, j] = index
+    return np.stack((first[picks], second[picks]), axis=-1)
+
+
+def activation_counts(n: int, schedule: np.ndarray) -> np.ndarray:
+    """How many iterations of ``schedule`` (iterations × n_edges × 2) each of the ``n`` nodes is active
+    in (an endpoint of at least one of that iteration's edges; a node on two edges counts once)."""
+    n = _check_nodes(n)
+    edges = np.asarray(schedule)
+    if edges.ndim != 3 or edges.shape[2] != 2 or edges.shape[0] == 0 or not np.issubdtype(edges.dtype, np.integer):
+        raise ValueError(f"schedule must be a non-empty iterations × n_edges × 2 integer array, got shape {edges.shape}")
+    if edges.min() < 0 or edges.max() >= n:
+        raise ValueError(f"schedule endpoints must be in [0, {n}), got {edges.min()}..{edges.max()}")
+    active = np.zeros((edges.shape[0], n), dtype=bool)
+    active[np.arange(edges.shape[0])[:, None], edges.reshape(edges.shape[0], -1)] = True
+    return active.sum(axis=0)
 
 
 def complete_graph_edges(n: int) -> np.ndarray:

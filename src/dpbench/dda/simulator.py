@@ -35,6 +35,7 @@ import scipy.sparse as sp
 
 from dpbench.dda.gossip import (
     RandomGossip,
+    activation_counts,
     activation_probability,
     complete_graph_edges,
     metropolis_weights,
@@ -179,6 +180,9 @@ class DDASimulator:
     n_edges: edges sampled per iteration (1 or 2 in Sec. 5.1). Ignored with ``all_nodes``.
     all_nodes: every node active with W = 11ᵀ/n at every iteration (ref. [19]); ι = 1.
     iota: ι of eq. (6); default :func:`~dpbench.dda.gossip.activation_probability` (1 with all_nodes).
+    schedule_edges: the gossip drawn in advance, iterations × n_edges × 2
+        (:func:`~dpbench.dda.gossip.edge_schedule`); the rng then draws only ξ and ν. Lets the
+        caller's accountant count each node's releases before the first one.
 
     Attributes z, x (n × m) are z^(t), x^(t) for the current ``t`` (1 before the first step).
     """
@@ -198,6 +202,7 @@ class DDASimulator:
         n_edges: int = 1,
         all_nodes: bool = False,
         iota: float | None = None,
+        schedule_edges: np.ndarray | None = None,
     ) -> None:
         self.features = _check_features(features)
         self.labels = _check_labels(labels, self.features.shape[0])
@@ -214,12 +219,15 @@ class DDASimulator:
         self.all_nodes = all_nodes
         n = self.node_rows.shape[0]
         if all_nodes:
+            if schedule_edges is not None:
+                raise ValueError("with all_nodes every node is active at every iteration: there is no edge schedule to give")
             if iota not in (None, 1):
                 raise ValueError(f"with all_nodes every node is active, so iota is 1, got {iota!r}")
             self.iota = 1.0
             self._everyone = metropolis_weights(n, complete_graph_edges(n))
         else:
             self._gossip = RandomGossip(n, n_edges)
+            self._schedule = None if schedule_edges is None else self._check_schedule(schedule_edges, n, n_edges)
             if iota is None:
                 self.iota = activation_probability(n, n_edges)
             elif isinstance(iota, bool) or not isinstance(iota, Real) or not 0.0 < iota <= 1.0:
@@ -242,6 +250,15 @@ class DDASimulator:
         # three k × m work arrays reused by every step: fresh multi-MB temporaries cost page faults
         self._work = np.empty((3, n if all_nodes else min(n, 2 * self._gossip.n_edges), dim))
 
+    def _check_schedule(self, schedule_edges, n: int, n_edges: int) -> np.ndarray:
+        edges = np.asarray(schedule_edges)
+        if edges.shape != (self.iterations, n_edges, 2):
+            raise ValueError(
+                f"schedule_edges must have shape (iterations, n_edges, 2) = ({self.iterations}, {n_edges}, 2), got {edges.shape}"
+            )
+        activation_counts(n, edges)  # validates the endpoints
+        return edges
+
     def _primal(self, z: np.ndarray, t: int, out: np.ndarray | None = None) -> np.ndarray:
         """Eq. (6) with ι·A_t and γ_t."""
         return dual_averaging_step(
@@ -257,6 +274,8 @@ class DDASimulator:
         q = self.node_rows.shape[1]
         if self.all_nodes:
             active, w = self._everyone
+        elif self._schedule is not None:
+            active, w = metropolis_weights(self.node_rows.shape[0], self._schedule[t - 1])
         else:
             active, w = self._gossip.draw(self.rng)
         k = active.size
