@@ -56,6 +56,16 @@ def test_simulator_follows_a_given_schedule():
     with pytest.raises(ValueError, match=r"schedule_edges must have shape \(iterations, n_edges, 2\) = \(30, 1, 2\)"):
         DDASimulator(features, labels, rows, regulariser="l2", strength=0.01, sigma=0.5, iterations=30,
                      rng=np.random.default_rng(3), n_edges=1, schedule_edges=schedule)
+    repeated = schedule.copy()
+    repeated[7, 1] = repeated[7, 0]
+    with pytest.raises(ValueError, match="distinct edges within an iteration"):
+        DDASimulator(features, labels, rows, regulariser="l2", strength=0.01, sigma=0.5, iterations=30,
+                     rng=np.random.default_rng(3), n_edges=2, schedule_edges=repeated)
+    looped = schedule.copy()
+    looped[3, 0] = [2, 2]
+    with pytest.raises(ValueError, match="self-loop"):
+        DDASimulator(features, labels, rows, regulariser="l2", strength=0.01, sigma=0.5, iterations=30,
+                     rng=np.random.default_rng(3), n_edges=2, schedule_edges=looped)
     with pytest.raises(ValueError, match="no edge schedule"):
         DDASimulator(features, labels, rows, regulariser="l2", strength=0.01, sigma=0.5, iterations=30,
                      rng=np.random.default_rng(3), all_nodes=True, schedule_edges=schedule)

@@ -118,6 +118,18 @@ class Algorithm:
                 suffix = " or null" if allow_none else ""
                 raise ValueError(f"{self.name}: {key} must be an integer ≥ 1{suffix}, got {value!r}")
 
+    def _require_choice(self, key: str, allowed: tuple[str, ...]) -> None:
+        """Raise a ValueError naming hyper-parameter ``key`` unless its value is one of ``allowed``."""
+        value = getattr(self, key)
+        if value not in allowed:
+            raise ValueError(f"{self.name}: {key} must be one of {', '.join(allowed)}, got {value!r}")
+
+    def _require_bool(self, *keys: str) -> None:
+        """Raise a ValueError naming the first hyper-parameter in ``keys`` that is not true or false."""
+        for key in keys:
+            if not isinstance(getattr(self, key), bool):
+                raise ValueError(f"{self.name}: {key} must be true or false, got {getattr(self, key)!r}")
+
     def accountant_options(self) -> dict[str, Any]:
         """Extra options for this method's accountant (e.g. how subsampling is amplified)."""
         return {}

@@ -34,6 +34,7 @@ __all__ = [
     "activation_probability",
     "edge_schedule",
     "complete_graph_edges",
+    "metropolis_block",
     "metropolis_matrix",
     "metropolis_weights",
     "sample_edges",
@@ -129,8 +130,9 @@ def _check_edges(n: int, edges: object) -> np.ndarray:
     return e
 
 
-def _metropolis_block(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(active, w) for valid edges (unchecked; see :func:`metropolis_weights`)."""
+def metropolis_block(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(active, w) for edges already known to be valid (unchecked, for hot loops; :func:`metropolis_weights`
+    validates first)."""
     active = np.unique(edges)
     local = np.searchsorted(active, edges)
     degree = np.bincount(local.ravel(), minlength=active.size)
@@ -146,7 +148,7 @@ def metropolis_weights(n: int, edges) -> tuple[np.ndarray, np.ndarray]:
     """The active block of W^(t): (active, w), ``active`` the sorted endpoints of ``edges`` and ``w``
     the k × k matrix of Metropolis weights among them (module docstring). W^(t) equals ``w`` on
     rows/columns ``active`` and the identity elsewhere; ``w`` is symmetric and doubly stochastic."""
-    return _metropolis_block(_check_edges(_check_nodes(n), edges))
+    return metropolis_block(_check_edges(_check_nodes(n), edges))
 
 
 def metropolis_matrix(n: int, edges) -> np.ndarray:
@@ -174,5 +176,5 @@ class RandomGossip:
 
     def draw(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """(𝒩^(t), w): the sorted active nodes and the k × k block of W^(t) among them."""
-        return _metropolis_block(self.sample_edges(rng))
+        return metropolis_block(self.sample_edges(rng))
 

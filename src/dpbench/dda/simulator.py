@@ -38,6 +38,7 @@ from dpbench.dda.gossip import (
     activation_counts,
     activation_probability,
     complete_graph_edges,
+    metropolis_block,
     metropolis_weights,
 )
 from dpbench.dda.prox import REGULARISERS, dual_averaging_step
@@ -257,6 +258,12 @@ class DDASimulator:
                 f"schedule_edges must have shape (iterations, n_edges, 2) = ({self.iterations}, {n_edges}, 2), got {edges.shape}"
             )
         activation_counts(n, edges)  # validates the endpoints
+        low, high = edges.min(axis=2), edges.max(axis=2)
+        if np.any(low == high):
+            raise ValueError("schedule_edges must join two different nodes, got a self-loop")
+        keys = np.sort(low * n + high, axis=1)
+        if np.any(keys[:, 1:] == keys[:, :-1]):
+            raise ValueError("schedule_edges must hold distinct edges within an iteration, got a repeated edge")
         return edges
 
     def _primal(self, z: np.ndarray, t: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -275,7 +282,7 @@ class DDASimulator:
         if self.all_nodes:
             active, w = self._everyone
         elif self._schedule is not None:
-            active, w = metropolis_weights(self.node_rows.shape[0], self._schedule[t - 1])
+            active, w = metropolis_block(self._schedule[t - 1])  # validated once, in _check_schedule
         else:
             active, w = self._gossip.draw(self.rng)
         k = active.size

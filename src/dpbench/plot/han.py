@@ -87,7 +87,12 @@ def _runs(df: pd.DataFrame) -> pd.DataFrame:
 def point_stats(df: pd.DataFrame, x: str) -> pd.DataFrame:
     """Per (method, x[, step_scale]): mean/std of f over runs, standard error, mean suboptimality,
     f*, share of releases inside P, and the number of runs."""
-    runs = _runs(df)
+    return _point_stats(_runs(df), x)
+
+
+def _point_stats(runs: pd.DataFrame, x: str) -> pd.DataFrame:
+    """:func:`point_stats` of rows already prepared by :func:`_runs` (not modified)."""
+    runs = runs.copy()
     xcol = AXES[x][0]
     if x == "k":  # Fig. 1 draws a panel per step scale
         keys = ["method", xcol, "step_scale"]
@@ -135,7 +140,7 @@ def fig1(df: pd.DataFrame) -> Figure:
     """han_pwa Fig. 1: mean f(x(k+1)) ± 2 std against k, a panel per step-size scale, f* dashed."""
     runs = _runs(df)
     _single_setting(runs, "k")
-    stats = point_stats(df, "k")
+    stats = _point_stats(runs, "k")
     stats = stats[stats["method"].str.startswith("subgradient")]
     if stats.empty:
         raise DpbenchError("no subgradient runs in these results; run `dpbench -m experiment=han_fig1` first")
@@ -158,7 +163,7 @@ def fig1(df: pd.DataFrame) -> Figure:
 def _versus(df: pd.DataFrame, x: str, name: str) -> Figure:
     runs = _runs(df)
     _single_setting(runs, x)
-    stats = point_stats(df, x)
+    stats = _point_stats(runs, x)
     fig, ax = plt.subplots(figsize=(7.0, 4.8))
     for method in _methods(stats):
         group = stats[stats["method"] == method].sort_values("x")
@@ -298,7 +303,7 @@ def summary(df: pd.DataFrame) -> str:
     runs = _runs(df)
     swept = [name for col, name in (("pwa_c", "c"), ("pwa_m", "m")) if runs[col].nunique() > 1]
     x = swept[0] if len(swept) == 1 else "k"
-    stats = point_stats(df, x)
+    stats = _point_stats(runs, x)
     title = {"k": "Fig. 1", "c": "Fig. 2", "m": "Fig. 3"}[x]
     lines = [f"# han_pwa {title}: {_title(runs, 'objective f')}", "",
              "Cells: mean of f over the runs ± 2 std (the paper's error bars). Suboptimality = f − f*.", ""]

@@ -49,16 +49,6 @@ class PWAAlgorithm(Algorithm):
     supported_losses: ClassVar[frozenset[str]] = frozenset({"max_affine"})
     unsupported_reason: ClassVar[str] = "han_pwa mechanisms minimise the piecewise-affine f of model=pwa"
 
-    def _require_choice(self, key: str, allowed: tuple[str, ...]) -> None:
-        value = getattr(self, key)
-        if value not in allowed:
-            raise ValueError(f"{self.name}: {key} must be one of {', '.join(allowed)}, got {value!r}")
-
-    def _require_bool(self, *keys: str) -> None:
-        for key in keys:
-            if not isinstance(getattr(self, key), bool):
-                raise ValueError(f"{self.name}: {key} must be true or false, got {getattr(self, key)!r}")
-
     def release(self, problem: PWAProblem, *, epsilon: float, runs: int, rng: np.random.Generator, ledger) -> Release:
         raise NotImplementedError
 

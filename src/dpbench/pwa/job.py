@@ -126,13 +126,12 @@ def _public_info(release: Release) -> dict[str, Any]:
 
 def _row(cfg: RunConfig, fixed: tuple[dict, dict], problem: PWAProblem, fstar: float, rep: int, value: float,
          inside: bool, release: Release, eps_spent: float, delta_spent: float, wall: float) -> dict[str, Any]:
-    cls = algorithm_class(cfg.algorithm)
     identity, provenance = fixed
     return {
         **identity,
         "eps_spent": float(eps_spent),
         "delta_spent": float(delta_spent),
-        "guarantee": _guarantee(release, cls.private),
+        "guarantee": _guarantee(release, identity["private"]),
         "exact_sampler": bool(release.exact),
         "fold": 0,
         "rep": rep,
