@@ -87,16 +87,19 @@ class PrivacyConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """A linear model: its loss, loss parameters and L2 coefficient μ."""
+    """A linear model: its loss, loss parameters, L2 coefficient μ and ℓ1 coefficient φ (liu_dda's ℓ1-SVM)."""
 
     name: str
     loss: str
     reg: float
     loss_params: dict[str, float] = field(default_factory=dict)
+    l1_reg: float = 0.0
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.reg) and self.reg >= 0):
             raise ConfigError(f"model.reg must be finite and ≥ 0, got {self.reg}")
+        if not (math.isfinite(self.l1_reg) and self.l1_reg >= 0):
+            raise ConfigError(f"model.l1_reg must be finite and ≥ 0, got {self.l1_reg}")
 
 
 @dataclass(frozen=True)
@@ -227,7 +230,7 @@ def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> Mode
     for methods that cannot optimise ``loss`` (chen_lee Sec 5.3 runs the hinge-loss SVM, and the
     Huberized hinge for the baselines that need smoothness); loss parameters not taken by the
     chosen loss are dropped, ones no loss takes are an error."""
-    from dpbench.algorithms.registry import algorithm_class
+    from dpbench.algorithms.registry import ALGORITHMS, algorithm_class
     from dpbench.problems.losses import LOSSES
 
     loss = _str(model, "loss", "model")
@@ -241,17 +244,27 @@ def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> Mode
         loss = _str(model, "smooth_loss", "model")
     if loss not in LOSSES:
         raise ConfigError(f"model.loss must be one of {', '.join(sorted(LOSSES))}, got {loss!r}")
-    params = {k: v for k, v in model.items() if k not in ("name", "loss", "reg", "smooth_loss")}
+    params = {k: v for k, v in model.items() if k not in ("name", "loss", "reg", "l1_reg", "smooth_loss")}
     known = {f.name for cls in LOSSES.values() for f in dataclasses.fields(cls)}
     for key in params:
         if key not in known:
             raise ConfigError(f"model.{key} is not a parameter of any loss; valid: {', '.join(sorted(known))}")
     taken = {f.name for f in dataclasses.fields(LOSSES[loss])}
+    l1_reg = _number(model.get("l1_reg", 0.0), "model.l1_reg")
+    if l1_reg and not algorithm_class(algorithm_name).supports_l1:
+        able = sorted(n for n, cls in ALGORITHMS.items() if cls.supports_l1)
+        raise ConfigError(
+            f"model {name} has an ℓ1 regulariser (model.l1_reg = {l1_reg:g}) that algorithm {algorithm_name} does not "
+            f"handle; algorithms with an ℓ1 (proximal) step: {', '.join(able)}"
+        )
+    reg = _number(model.get("reg", 0.0), "model.reg")
+    algorithm_class(algorithm_name).check_model(reg, l1_reg)
     return ModelConfig(
         name=name,
         loss=loss,
-        reg=_number(model.get("reg", 0.0), "model.reg"),
+        reg=reg,
         loss_params={k: _number(v, f"model.{k}") for k, v in params.items() if k in taken},
+        l1_reg=l1_reg,
     )
 
 

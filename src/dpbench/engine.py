@@ -111,15 +111,15 @@ def _run_glm(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]
 
 def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: int, rep: int, fstar: float):
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, fold, rep]))
-    problem = _problem(split.X_train, split.y_train, cfg)
+    problem = _problem(split.X_train, split.y_train, cfg, public_row_norm(dataset, cfg))
     cls = algorithm_class(cfg.algorithm)
     ledger = None
     if cls.private:
         options = algorithm.accountant_options()
-        if cls.accountant == "rdp":
+        if algorithm.accountant == "rdp":
             options["conversion"] = cfg.privacy.conversion
-        ledger = Ledger(cfg.privacy.eps, cfg.privacy.delta, make_accountant(cls.accountant, **options))
-    tracer = Tracer(problem, ledger, every=cfg.trace_every)
+        ledger = Ledger(cfg.privacy.eps, cfg.privacy.delta, make_accountant(algorithm.accountant, **options))
+    tracer = Tracer(problem, ledger, every=cfg.trace_every, test=(split.X_test, split.y_test))
 
     start = time.perf_counter()
     result = algorithm.fit(problem, ledger, rng, tracer)
@@ -166,6 +166,7 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
 def identity_columns(cfg: RunConfig) -> dict[str, Any]:
     """The results columns that say what ran: paper, algorithm, dataset, model, loss, budget, accountant."""
     cls = algorithm_class(cfg.algorithm)
+    accountant = make_algorithm(cfg.algorithm, cfg.algorithm_params).accountant  # some methods choose it by a hyper-parameter
     return {
         "paper": cls.paper,
         "algorithm": cfg.algorithm,
@@ -175,7 +176,7 @@ def identity_columns(cfg: RunConfig) -> dict[str, Any]:
         "eps": cfg.privacy.eps,
         "delta": cfg.privacy.delta,
         "private": cls.private,
-        "accountant": cls.accountant if cls.private else "none",
+        "accountant": accountant if cls.private else "none",
         "conversion": cfg.privacy.conversion,
     }
 
@@ -203,8 +204,19 @@ def _objectives(result: FitResult, problem: GLMProblem, split: Split) -> tuple[f
     return problem.evaluate_objective(result.w), test
 
 
-def _problem(X, y, cfg: RunConfig) -> GLMProblem:
-    return make_problem(X, y, loss=cfg.model.loss, reg=cfg.model.reg, **cfg.model.loss_params)
+def _problem(X, y, cfg: RunConfig, row_norm_bound: float | None = None) -> GLMProblem:
+    return make_problem(
+        X, y, loss=cfg.model.loss, reg=cfg.model.reg, l1_reg=cfg.model.l1_reg, public_row_norm=row_norm_bound,
+        **cfg.model.loss_params,
+    )
+
+
+def public_row_norm(dataset: Dataset, cfg: RunConfig) -> float | None:
+    """A bound on the training rows' L2 norms that is public: the one the dataset's encoding
+    guarantees (``info["row_norm_bound"]``, e.g. 1 for unit-normalised rows) or the ``data.row_norm``
+    every row was clipped to, whichever is smaller; None when there is neither."""
+    bounds = [b for b in (dataset.info.get("row_norm_bound"), cfg.row_norm) if b is not None]
+    return float(min(bounds)) if bounds else None
 
 
 def _check_finite(dataset: Dataset) -> None:
@@ -273,6 +285,7 @@ def optimum(split: Split, cfg: RunConfig, dataset_checksum: str, fold: int) -> f
         "loss": cfg.model.loss,
         "loss_params": cfg.model.loss_params,
         "reg": cfg.model.reg,
+        "l1_reg": cfg.model.l1_reg,
         "folds": cfg.folds,
         "test_fraction": cfg.test_fraction,
         "row_norm": cfg.row_norm,

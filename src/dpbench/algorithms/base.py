@@ -38,12 +38,15 @@ class Tracer:
     for the figures, taken outside the algorithm and never released by it, so it is neither
     counted as an evaluation nor charged to the ledger. ``every`` = 0 means automatic: about
     ``max_points`` records over the number of iterations the algorithm announces with
-    :meth:`plan` (every iteration when it announces none).
+    :meth:`plan` (every iteration when it announces none). ``test`` = (X_test, y_test) lets an
+    algorithm log the test accuracy of its recorded iterates (:meth:`test_accuracy`), a measurement
+    like the objective.
     """
 
-    def __init__(self, problem, ledger, every: int = 0, max_points: int = 200) -> None:
+    def __init__(self, problem, ledger, every: int = 0, max_points: int = 200, test: tuple | None = None) -> None:
         self._problem = problem
         self._ledger = ledger
+        self._test = test
         self._requested = every
         self._max_points = max_points
         self.every = max(every, 1)
@@ -53,6 +56,13 @@ class Tracer:
         """Announce how many iterations the run will take (sets the automatic cadence)."""
         if self._requested == 0:
             self.every = max(1, math.ceil(n_iterations / self._max_points))
+
+    def test_accuracy(self, w: np.ndarray) -> float:
+        """Share of test rows whose label sign(xᵀw) (0 counts as +1) is right; NaN without a test set."""
+        if self._test is None or self._test[1].shape[0] == 0:
+            return math.nan
+        X, y = self._test
+        return float(np.mean(np.where(X @ w >= 0, 1.0, -1.0) == y))
 
     def record(self, iteration: int, w: np.ndarray, *, step_size: float, force: bool = False, **extra: Any) -> None:
         """Log iteration ``iteration`` (model ``w`` after it) if it falls on the cadence or ``force``."""
@@ -83,6 +93,8 @@ class Algorithm:
     private : False for reference baselines (non-private optimum, majority class)
     accountant : which accountant prices its releases (``rdp``, ``zcdp`` or ``pure``)
     supported_losses : loss names it can optimise (None = every GLM loss); others are refused
+    supports_l1 : True if it handles an ℓ1 term φ‖w‖₁ in the objective (``model.l1_reg``); config
+        refuses an ℓ1 model for the others, which would silently ignore the term
     problem_kind : ``glm`` (a loss on a dataset of rows, :class:`~dpbench.problems.GLMProblem`) or
         ``pwa`` (han_pwa's piecewise-affine problem, :mod:`dpbench.pwa`); config checks that the
         dataset, the model and the algorithm agree on it
@@ -94,6 +106,7 @@ class Algorithm:
     accountant: ClassVar[str] = "rdp"
     supported_losses: ClassVar[frozenset[str] | None] = None
     unsupported_reason: ClassVar[str] = ""
+    supports_l1: ClassVar[bool] = False
     problem_kind: ClassVar[str] = "glm"
 
     def _require_positive(self, *keys: str, allow_none: bool = False) -> None:
@@ -129,6 +142,11 @@ class Algorithm:
         for key in keys:
             if not isinstance(getattr(self, key), bool):
                 raise ValueError(f"{self.name}: {key} must be true or false, got {getattr(self, key)!r}")
+
+    @classmethod
+    def check_model(cls, reg: float, l1_reg: float) -> None:
+        """Raise a ConfigError if the model's regularisers (μ = ``reg``, φ = ``l1_reg``) do not suit the
+        method; config calls it before any data is read. Every μ ≥ 0 and φ = 0 suit by default."""
 
     def accountant_options(self) -> dict[str, Any]:
         """Extra options for this method's accountant (e.g. how subsampling is amplified)."""

@@ -12,6 +12,7 @@ from dpbench.algorithms.chen_lee import DPBLGD, DPBLSGD, DPBLSGDAC
 from dpbench.algorithms.dp_agd import DPAGD
 from dpbench.algorithms.dp_sgd import DPSGD
 from dpbench.algorithms.kuru import KURU_METHODS
+from dpbench.algorithms.liu_dda import DDA_METHODS
 from dpbench.algorithms.objpert import ObjPert
 from dpbench.algorithms.output_perturbation import OutPertGD, OutPertRSGD
 from dpbench.algorithms.privgene import PrivGene
@@ -23,6 +24,7 @@ ALGORITHMS: dict[str, type[Algorithm]] = {
     for cls in (NonPrivate, Majority, DPSGD, DPBLSGD, DPBLSGDAC, DPBLGD, DPAGD, ObjPert, PrivGene, OutPertGD, OutPertRSGD)
     + KURU_METHODS
     + PWA_METHODS
+    + DDA_METHODS
 }
 
 

@@ -10,6 +10,7 @@ Only Adult has its own test split; chen_lee use 10-fold cross-validation on the 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -62,7 +63,9 @@ def load_adult(options: dict, data_dir: Path, allow_download: bool) -> Dataset:
         train, test = fetch(sources.A9A, data_dir, allow_download), fetch(sources.A9A_T, data_dir, allow_download)
         X, y, _ = read_libsvm(train.path, 123)
         X_test, y_test, _ = read_libsvm(test.path, 123)
-        notes, extra = ["LIBSVM a9a: 123 binary features + bias"], {}
+        notes = ["LIBSVM a9a: 123 binary features + bias"]
+        # one-hot of 14 attributes (at most one 1 each) + bias: ‖x‖ ≤ √15 by the encoding, whatever the rows
+        extra = {"row_norm_bound": math.sqrt(15.0)}
     else:
         train = fetch(sources.ADULT_DATA, data_dir, allow_download)
         test = fetch(sources.ADULT_TEST, data_dir, allow_download)

@@ -73,6 +73,7 @@ def load_rcv1(options: dict, data_dir: Path, allow_download: bool) -> Dataset:
         notes=[f"train file {train_spec.name}, test file {test_spec.name}; tf-idf rows of unit L2 norm"],
         subset=subset,
         subset_test=subset_test,
+        row_norm_bound=1.0,  # LIBSVM's rcv1.binary rows are normalised to unit length
     )
 
 
@@ -104,6 +105,7 @@ def load_epsilon(options: dict, data_dir: Path, allow_download: bool) -> Dataset
         notes=["dense rows of unit L2 norm"],
         subset=subset,
         subset_test=subset_test,
+        row_norm_bound=1.0,  # epsilon_normalized: unit-length rows
     )
 
 

@@ -25,6 +25,7 @@ from dpbench.data.libsvm_sets import (
 )
 from dpbench.data.options import Option, resolve
 from dpbench.data.synthetic import SYNTHETIC_OPTIONS, load_synthetic_logreg
+from dpbench.data.synthetic_svm import SYNTHETIC_SVM_OPTIONS, load_synthetic_svm
 from dpbench.errors import DataError
 
 Loader = Callable[[dict, Path, bool], Dataset]
@@ -35,6 +36,7 @@ _REGISTRY: dict[str, tuple[Mapping[str, Option], Loader]] = {
     "ipums_br": (IPUMS_OPTIONS, load_ipums_br),
     "ipums_us": (IPUMS_OPTIONS, load_ipums_us),
     "synthetic_logreg": (SYNTHETIC_OPTIONS, load_synthetic_logreg),
+    "synthetic_svm": (SYNTHETIC_SVM_OPTIONS, load_synthetic_svm),
     "rcv1": (RCV1_OPTIONS, load_rcv1),
     "epsilon": (EPSILON_OPTIONS, load_epsilon),
     "covtype": (COVTYPE_OPTIONS, load_covtype),

@@ -55,13 +55,19 @@ def releases_per_sample(n: int, schedule: np.ndarray | None, iterations: int) ->
     return int(activation_counts(n, schedule).max())
 
 
-def sigma_for_budget(epsilon: float, delta: float, *, releases: int, lipschitz: float, q: int) -> float:
+def sigma_for_budget(
+    epsilon: float, delta: float, *, releases: int, lipschitz: float, q: int, accountant: RDPAccountant | None = None
+) -> float:
     """The smallest σ (relative precision 1e-6, never below the exact value) such that ``releases``
-    copies of :func:`release_event` fit (ε, δ) under the RDP accountant — what a fresh
-    :class:`~dpbench.privacy.accountant.Ledger` charging them would compute."""
+    copies of :func:`release_event` fit (ε, δ) under ``accountant`` (default: an RDPAccountant with
+    the tight conversion) — what a fresh :class:`~dpbench.privacy.accountant.Ledger` on it charging
+    them would compute."""
     eps, d = check_positive("epsilon", epsilon), check_delta(delta)
     k, lip, q = check_count("releases", releases), check_positive("lipschitz", lipschitz), check_count("q", q)
-    accountant = RDPAccountant()
+    if accountant is None:
+        accountant = RDPAccountant()
+    elif not isinstance(accountant, RDPAccountant):
+        raise ValueError(f"accountant must be an RDPAccountant, got {type(accountant).__name__}")
 
     def epsilon_of(noise_multiplier: float) -> float:
         event = SampledWithoutReplacementEvent(1, q, GaussianEvent(noise_multiplier))

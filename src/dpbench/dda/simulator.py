@@ -9,7 +9,9 @@ One iteration t (:meth:`DDASimulator.step`, Alg. 1 lines 5–12):
    active and W = 11ᵀ/n (the complete graph's Metropolis weights), the baseline of ref. [19], ι = 1;
 2. each active node i draws ξ uniformly from its q rows and releases ζ_i = ĝ_i + ν_i, ĝ_i ∈ ∂ℓ(x_i; ξ)
    with ℓ(x; (a, y)) = max(0, 1 − y aᵀx), so ĝ_i = −y·a if y aᵀx_i < 1 and 0 otherwise, and
-   ν_i ~ N(0, σ²I) (line 6–7; nothing is drawn when σ = 0);
+   ν_i ~ N(0, σ²I) (line 6–7; nothing is drawn when σ = 0). With ``clip`` = L, ĝ_i is scaled by
+   min(1, L/‖a‖) so that ‖ĝ_i‖ ≤ L (Assumption 3) holds whatever the data — the sensitivity 2L
+   the noise is calibrated for; on rows with ‖a‖ ≤ L nothing changes;
 3. z_i ← Σ_j w_ij (z_j + a_t η_j ζ_j) for active i (eq. (5)), η_j = 1 iff j is active (Sec. 3.2),
    so only active neighbours contribute; x_i ← eq. (6) with ι·A_{t+1} and γ_{t+1} (lines 9–10);
 4. inactive nodes keep z_i and x_i (line 12).
@@ -115,9 +117,23 @@ def _check_sigma(sigma: object) -> float:
     return check_positive("sigma", sigma)
 
 
-def _release(features, labels: np.ndarray, rows: np.ndarray, x: np.ndarray, sigma: float, rng, out=None) -> np.ndarray:
+def _row_scales(features, clip: float | None) -> np.ndarray | None:
+    """min(1, clip/‖a_r‖) for every row r (1 for a zero row); None without a clip."""
+    if clip is None:
+        return None
+    if sp.issparse(features):
+        squares = sp.csr_matrix((features.data.astype(np.float64) ** 2, features.indices, features.indptr), shape=features.shape)
+        norms = np.sqrt(np.asarray(squares.sum(axis=1)).ravel())
+    else:
+        norms = np.linalg.norm(features, axis=1)
+    return clip / np.maximum(norms, clip)
+
+
+def _release(
+    features, labels: np.ndarray, rows: np.ndarray, x: np.ndarray, sigma: float, rng, out=None, row_scales=None
+) -> np.ndarray:
     """ζ = ĝ + ν for k nodes at once (row i: sample ``rows[i]`` at iterate ``x[i]``), into ``out`` if
-    given (k × m float64, C-contiguous); unchecked."""
+    given (k × m float64, C-contiguous), ĝ scaled by ``row_scales[rows]`` when given; unchecked."""
     k = x.shape[0]
     zeta = np.empty(x.shape) if out is None else out
     if sigma > 0:
@@ -134,17 +150,25 @@ def _release(features, labels: np.ndarray, rows: np.ndarray, x: np.ndarray, sigm
         cols, vals = features.indices[pos], features.data[pos].astype(np.float64)
         margins = y * np.bincount(owner, weights=vals * x[owner, cols], minlength=k)
         scale = np.where(margins < 1.0, -y, 0.0)
+        if row_scales is not None:
+            scale *= row_scales[rows]
         np.add.at(zeta, (owner, cols), scale[owner] * vals)  # CSR may repeat a column: add, never assign
     else:
         a = np.asarray(features[rows], dtype=np.float64)
         margins = y * np.einsum("ij,ij->i", a, x)
-        zeta += np.where(margins < 1.0, -y, 0.0)[:, None] * a
+        scale = np.where(margins < 1.0, -y, 0.0)
+        if row_scales is not None:
+            scale *= row_scales[rows]
+        zeta += scale[:, None] * a
     return zeta
 
 
-def noisy_subgradients(features, labels, rows, x, *, sigma: float, rng: np.random.Generator) -> np.ndarray:
+def noisy_subgradients(
+    features, labels, rows, x, *, sigma: float, rng: np.random.Generator, clip: float | None = None
+) -> np.ndarray:
     """The releases ζ_i = ĝ_i + ν_i of Alg. 1 line 7 for k nodes: ĝ_i = −y·a (a, y = row ``rows[i]``)
-    if y aᵀx_i < 1, else 0 (hinge subgradient, eq. (27)); ν_i ~ N(0, σ²I). Returns k × m."""
+    if y aᵀx_i < 1, else 0 (hinge subgradient, eq. (27)), times min(1, clip/‖a‖) when ``clip`` is
+    given; ν_i ~ N(0, σ²I). Returns k × m."""
     feats = _check_features(features)
     y = _check_labels(labels, feats.shape[0])
     idx = np.asarray(rows)
@@ -153,7 +177,8 @@ def noisy_subgradients(features, labels, rows, x, *, sigma: float, rng: np.rando
     xs = np.asarray(x, dtype=np.float64)
     if xs.shape != (idx.size, feats.shape[1]):
         raise ValueError(f"x must have shape ({idx.size}, {feats.shape[1]}), one iterate per row, got {xs.shape}")
-    return _release(feats, y, idx, xs, _check_sigma(sigma), check_generator(rng))
+    clip = None if clip is None else check_positive("clip", clip)
+    return _release(feats, y, idx, xs, _check_sigma(sigma), check_generator(rng), row_scales=_row_scales(feats, clip))
 
 
 def _check_node_rows(node_rows, n_rows: int) -> np.ndarray:
@@ -184,6 +209,7 @@ class DDASimulator:
     schedule_edges: the gossip drawn in advance, iterations × n_edges × 2
         (:func:`~dpbench.dda.gossip.edge_schedule`); the rng then draws only ξ and ν. Lets the
         caller's accountant count each node's releases before the first one.
+    clip: L, a bound enforced on every subgradient norm (module docstring), or None (the data's own).
 
     Attributes z, x (n × m) are z^(t), x^(t) for the current ``t`` (1 before the first step).
     """
@@ -204,6 +230,7 @@ class DDASimulator:
         all_nodes: bool = False,
         iota: float | None = None,
         schedule_edges: np.ndarray | None = None,
+        clip: float | None = None,
     ) -> None:
         self.features = _check_features(features)
         self.labels = _check_labels(labels, self.features.shape[0])
@@ -215,6 +242,8 @@ class DDASimulator:
         self.sigma = _check_sigma(sigma)
         self.iterations = check_count("iterations", iterations)
         self.rng = check_generator(rng)
+        self.clip = None if clip is None else check_positive("clip", clip)
+        self._row_scales = _row_scales(self.features, self.clip)
         if not isinstance(all_nodes, bool):
             raise ValueError(f"all_nodes must be true or false, got {all_nodes!r}")
         self.all_nodes = all_nodes
@@ -288,7 +317,9 @@ class DDASimulator:
         k = active.size
         sample = self.node_rows[active, self.rng.integers(q, size=k)]  # line 6: ξ_i
         x_act = np.take(self.x, active, axis=0, out=self._work[0, :k])
-        zeta = _release(self.features, self.labels, sample, x_act, self.sigma, self.rng, out=self._work[1, :k])  # line 7
+        zeta = _release(
+            self.features, self.labels, sample, x_act, self.sigma, self.rng, out=self._work[1, :k], row_scales=self._row_scales
+        )  # line 7
         # x_i^(τ) = x_i for τ = since_i..t: flush that a_τ-weighted run into x̃_i before x_i changes
         x_act *= (self._big_a[t] - self._big_a[self._since[active] - 1])[:, None]
         flushed = np.take(self._weighted, active, axis=0, out=self._work[2, :k])

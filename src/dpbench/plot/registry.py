@@ -13,7 +13,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from dpbench.plot import chen_lee, generic, han, kuru
+from dpbench.plot import chen_lee, generic, han, kuru, liu
 from dpbench.plot.io import load_jobs, load_results
 
 
@@ -46,5 +46,9 @@ FIGURES: dict[str, FigureRecipe] = {
         FigureRecipe("han.fig2", "han_pwa Fig. 2: objective (mean ± 2 std) against the box half-width c, four mechanisms and f* (experiment=han_fig2), + summary with claims", han.fig2, "han_fig2", han.summary),
         FigureRecipe("han.fig3", "han_pwa Fig. 3: objective (mean ± 2 std) against the number of pieces m, four mechanisms and f* (experiment=han_fig3), + summary with claims", han.fig3, "han_fig3", han.summary),
         FigureRecipe("kuru.fig4", "kuru_acc Fig. 4: as Fig. 3 with batch size m = 1000 (experiment=kuru_fig4), + summary with claims", kuru.fig3, "kuru_fig4", kuru.summary, load_jobs),
+        FigureRecipe("liu.fig1", "liu_dda Fig. 1: ℓ2-SVM suboptimality and test accuracy against epochs, Alg. 1 (1, 2 edges) vs all nodes [19], ε = 0.8 (experiment=liu_fig1), + summary with claims", liu.fig1, "liu_fig1", liu.summary, load_jobs),
+        FigureRecipe("liu.fig2", "liu_dda Fig. 2: ℓ2-SVM final suboptimality and test accuracy against ε (mean ± SE) (experiment=liu_fig2), + summary with claims", liu.fig2, "liu_fig2", liu.summary, load_jobs),
+        FigureRecipe("liu.fig3", "liu_dda Fig. 3: as Fig. 1 for the ℓ1-SVM, ε = 0.4 (experiment=liu_fig3), + summary with claims", liu.fig1, "liu_fig3", liu.summary, load_jobs),
+        FigureRecipe("liu.fig4", "liu_dda Fig. 4: as Fig. 2 for the ℓ1-SVM (experiment=liu_fig4), + summary with claims", liu.fig2, "liu_fig4", liu.summary, load_jobs),
     )
 }

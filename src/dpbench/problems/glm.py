@@ -1,4 +1,4 @@
-"""Regularised linear models (GLMs): F(w) = (1/n) Σ ℓ(y_i wᵀx_i) + (μ/2)‖w‖².
+"""Regularised linear models (GLMs): F(w) = (1/n) Σ ℓ(y_i wᵀx_i) + (μ/2)‖w‖² + φ‖w‖₁.
 
 For a linear model the per-example gradient of the data term is a scalar times x_i,
 s_i = ℓ′(y_i wᵀx_i)·y_i, so clipped gradient sums are one matrix–vector product,
@@ -9,7 +9,9 @@ once. Objective clipping min(ℓ_i, C_obj) bounds the sensitivity of objective q
 Methods that algorithms call to look at the data (``objective``, ``gradient``,
 ``clipped_gradient_sum``, ``clipped_loss_sum``) count per-example evaluations in
 ``self.counts``; the ``evaluate_*`` methods are for metrics and are not counted.
-The regulariser is data-independent, so private methods add μw after noising.
+The regulariser is data-independent, so private methods add μw after noising. The ℓ1 term
+φ‖w‖₁ (liu_dda Sec. 5.3, ℓ1-SVM) is 0 unless asked for; only methods that handle it through a
+proximal step accept a problem with φ > 0 (``Algorithm.supports_l1``).
 """
 
 from __future__ import annotations
@@ -42,19 +44,28 @@ class GLMProblem:
     y : ndarray, shape (n,), labels in {−1, +1}
     loss : a loss from :mod:`dpbench.problems.losses`
     reg : μ ≥ 0, the L2 coefficient (chen_lee Sec 5.1 uses μ = 0.001)
+    l1_reg : φ ≥ 0, the ℓ1 coefficient (liu_dda Sec 5.3 uses φ = 0.0005)
+    public_row_norm : a bound on every ‖x_i‖ known without looking at the data (the encoding's,
+        e.g. 1 for unit-normalised rows), or None; methods that need a Lipschitz constant may use it
     """
 
-    def __init__(self, X, y: np.ndarray, loss, reg: float) -> None:
+    def __init__(self, X, y: np.ndarray, loss, reg: float, l1_reg: float = 0.0, public_row_norm: float | None = None) -> None:
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
         if X.shape[0] == 0:
             raise ValueError("the training set is empty")
         if not (np.isfinite(reg) and reg >= 0):
             raise ValueError(f"regulariser μ must be finite and ≥ 0, got {reg}")
+        if not (np.isfinite(l1_reg) and l1_reg >= 0):
+            raise ValueError(f"ℓ1 regulariser φ must be finite and ≥ 0, got {l1_reg}")
+        if public_row_norm is not None and not (np.isfinite(public_row_norm) and public_row_norm > 0):
+            raise ValueError(f"public_row_norm must be None or finite and > 0, got {public_row_norm}")
         self.X = X.tocsr() if sp.issparse(X) else np.asarray(X, dtype=float)
         self.y = np.asarray(y, dtype=float)
         self.loss = loss
         self.reg = float(reg)
+        self.l1_reg = float(l1_reg)
+        self.public_row_norm = None if public_row_norm is None else float(public_row_norm)
         self.n, self.dim = X.shape
         self.row_norms = _row_norms(self.X)
         # Minibatch rows come from a row-major dense copy when it is small: scipy's sparse fancy
@@ -128,7 +139,9 @@ class GLMProblem:
         return self.evaluate_objective(w)
 
     def objective_and_gradient(self, w: np.ndarray) -> tuple[float, np.ndarray]:
-        """F(w) and ∇F(w) in one pass (for L-BFGS)."""
+        """F(w) and ∇F(w) in one pass (for L-BFGS); F must be smooth (no ℓ1 term)."""
+        if self.l1_reg:
+            raise ValueError(f"F has the non-smooth term φ‖w‖₁ (φ = {self.l1_reg}): it has no gradient")
         margins = self.y * (self.X @ w)
         self.counts.obj_evals += self.n
         self.counts.grad_evals += self.n
@@ -158,7 +171,7 @@ class GLMProblem:
         else:
             X = self.X if X is None else X
             margins = (self.y if y is None else y) * (X @ w)
-        return float(self.loss.value(margins).mean() + 0.5 * self.reg * (w @ w))
+        return float(self.loss.value(margins).mean() + 0.5 * self.reg * (w @ w) + self.l1_reg * np.abs(w).sum())
 
     # ----------------------------------------------------------------------------- constants
     @property
@@ -182,9 +195,11 @@ class GLMProblem:
         return self.loss.smoothness * self.gram_norm() + self.reg
 
 
-def make_problem(X, y, *, loss: str, reg: float, **loss_params: float) -> GLMProblem:
+def make_problem(
+    X, y, *, loss: str, reg: float, l1_reg: float = 0.0, public_row_norm: float | None = None, **loss_params: float
+) -> GLMProblem:
     """Build a :class:`GLMProblem` from a loss name (``logistic``, ``hinge``, ``huber_hinge``)."""
-    return GLMProblem(X, y, make_loss(loss, **loss_params), reg)
+    return GLMProblem(X, y, make_loss(loss, **loss_params), reg, l1_reg=l1_reg, public_row_norm=public_row_norm)
 
 
 def _row_norms(X) -> np.ndarray:
