@@ -24,6 +24,7 @@ from dpbench.errors import ConfigError
 
 CONVERSIONS = ("tight", "prop1")
 PWA_LOSS = "max_affine"  # model=pwa: han_pwa's f(x) = max_i (a_iᵀx + b_i)
+BO_LOSS = "bo_target"  # model=bo: kusner_bo tunes the hyper-parameters of the model named by bo.target
 
 
 def default_cache_dir() -> Path:
@@ -103,6 +104,45 @@ class ModelConfig:
 
 
 @dataclass(frozen=True)
+class BOConfig:
+    """What a kusner_bo job tunes and on which rows (the ``bo`` section; see conf/config.yaml).
+
+    The dataset's rows (train and test files together) are split once, by ``split_seed``, into a
+    training set of ``train_size`` (the models), a test set of ``test_size`` (the reported test
+    accuracy of the released hyper-parameters) and a pool of ``pool_size`` (all the rest when
+    null) from which each repetition draws its sensitive validation set V of ``validation_size``.
+    Λ is the first ``n_candidates`` points of a Sobol sequence scrambled by ``candidate_seed``.
+    """
+
+    target: str
+    target_options: dict[str, Any] = field(default_factory=dict)
+    n_candidates: int = 100
+    candidate_seed: int = 0
+    train_size: int = 2000
+    test_size: int = 5000
+    pool_size: int | None = 20000
+    validation_size: int = 1000
+    split_seed: int = 0
+
+    def __post_init__(self) -> None:
+        from dpbench.bo.targets import TARGETS
+
+        if self.target not in TARGETS:
+            raise ConfigError(f"bo.target must be one of {', '.join(TARGETS)}, got {self.target!r}")
+        for key in ("n_candidates", "train_size", "validation_size"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"bo.{key} must be ≥ 1, got {getattr(self, key)}")
+        for key in ("test_size", "candidate_seed", "split_seed"):
+            if getattr(self, key) < 0:
+                raise ConfigError(f"bo.{key} must be ≥ 0, got {getattr(self, key)}")
+        if self.pool_size is not None and self.pool_size <= self.validation_size:
+            raise ConfigError(
+                f"bo.pool_size ({self.pool_size}) must exceed bo.validation_size ({self.validation_size}): "
+                "validation sets and their add-one neighbours are drawn from the pool"
+            )
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """Everything one dpbench job needs, validated."""
 
@@ -124,6 +164,7 @@ class RunConfig:
     trace_every: int = 0
     experiment: str | None = None
     variant: str | None = None
+    bo: BOConfig | None = None
 
     def __post_init__(self) -> None:
         if self.seed < 0:
@@ -145,7 +186,11 @@ class RunConfig:
     @classmethod
     def from_dictconfig(cls, cfg: DictConfig) -> RunConfig:
         """Validate a composed Hydra config (the ``hydra`` node is ignored; a variant is applied first)."""
-        from dpbench.algorithms.registry import ALGORITHMS, check_compatible, make_algorithm
+        from dpbench.algorithms.registry import (
+            ALGORITHMS,
+            check_compatible,
+            make_algorithm,
+        )
         from dpbench.data import DATASET_NAMES
         from dpbench.pwa.dataset import PWA_DATASETS, load_pwa_problem
 
@@ -182,8 +227,14 @@ class RunConfig:
             trace_every=_integer(_select(cfg, "trace.every", 0), "trace.every"),
             experiment=cfg.get("experiment_name"),
             variant=cfg.get("variant"),
+            bo=_bo_config(cfg) if model.get("loss") == BO_LOSS else None,
         )
-        make_algorithm(run.algorithm, run.algorithm_params)  # validates the hyper-parameters
+        algorithm_instance = make_algorithm(run.algorithm, run.algorithm_params)  # validates the hyper-parameters
+        if run.bo is not None and run.bo.target not in algorithm_instance.targets:
+            raise ConfigError(
+                f"algorithm {run.algorithm} cannot tune bo.target={run.bo.target}; it supports "
+                f"bo.target={', '.join(algorithm_instance.targets)}"
+            )
         check_compatible(run.algorithm, run.model.loss)
         if run.dataset in PWA_DATASETS:
             load_pwa_problem(run.dataset, run.dataset_options)  # validates the instance's options
@@ -195,6 +246,8 @@ class RunConfig:
         d = asdict(self)
         for key in ("data_dir", "allow_download", "force", "progress"):
             d.pop(key)
+        if d["bo"] is None:  # keeps the hashes of jobs from before the bo section existed
+            d.pop("bo")
         return d
 
     @property
@@ -204,25 +257,34 @@ class RunConfig:
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+_KIND_COMBINATIONS = {
+    "glm": "a linear-model dataset, model and algorithm (e.g. dataset=adult model=logreg algorithm=dp_sgd)",
+    "pwa": "han_pwa's dataset=synthetic_pwa model=pwa algorithm=pwa_*",
+    "bo": "kusner_bo's model=bo algorithm=kusner_* on a classification dataset (bo.target picks the tuned model)",
+}
+
+
 def _check_problem_kind(dataset: str, model: str, loss: Any, algorithm: str) -> None:
     """The dataset, the model and the algorithm must pose the same kind of problem: a GLM on rows,
-    or han_pwa's piecewise-affine program (dataset=synthetic_pwa, model=pwa, algorithm=pwa_*)."""
+    han_pwa's piecewise-affine program, or kusner_bo's hyper-parameter tuning (which runs on the
+    classification datasets the GLM methods use)."""
     from dpbench.algorithms.registry import algorithm_class
     from dpbench.pwa.dataset import PWA_DATASETS
 
+    model_kind = {PWA_LOSS: "pwa", BO_LOSS: "bo"}.get(loss, "glm")
     kinds = {
-        f"dataset={dataset}": "pwa" if dataset in PWA_DATASETS else "glm",
-        f"model={model}": "pwa" if loss == PWA_LOSS else "glm",
-        f"algorithm={algorithm}": algorithm_class(algorithm).problem_kind,
+        f"dataset={dataset}": {"pwa"} if dataset in PWA_DATASETS else {"glm", "bo"},
+        f"model={model}": {model_kind},
+        f"algorithm={algorithm}": {algorithm_class(algorithm).problem_kind},
     }
-    if len(set(kinds.values())) > 1:
-        pwa = [key for key, kind in kinds.items() if kind == "pwa"]
-        glm = [key for key, kind in kinds.items() if kind == "glm"]
-        raise ConfigError(
-            f"{' and '.join(pwa)} pose{'s' if len(pwa) == 1 else ''} han_pwa's piecewise-affine problem but "
-            f"{' and '.join(glm)} {'is' if len(glm) == 1 else 'are'} for linear models on rows; the han_pwa "
-            f"combination is dataset=synthetic_pwa model=pwa algorithm=pwa_*"
-        )
+    if set.intersection(*kinds.values()):
+        return
+    wanted = algorithm_class(algorithm).problem_kind
+    mismatched = [key for key, kind in kinds.items() if wanted not in kind]
+    raise ConfigError(
+        f"{' and '.join(mismatched)} do{'es' if len(mismatched) == 1 else ''} not fit algorithm={algorithm}, which "
+        f"needs {_KIND_COMBINATIONS[wanted]}"
+    )
 
 
 def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> ModelConfig:
@@ -234,6 +296,11 @@ def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> Mode
     from dpbench.problems.losses import LOSSES
 
     loss = _str(model, "loss", "model")
+    if loss == BO_LOSS:  # the tuned model is described by the bo section
+        extra = sorted(set(model) - {"name", "loss"})
+        if extra:
+            raise ConfigError(f"model {name} takes no parameters (the tuned model is bo.target), got {', '.join(extra)}")
+        return ModelConfig(name=name, loss=loss, reg=0.0)
     if loss == PWA_LOSS:  # han_pwa's f has no parameters and no regulariser
         extra = sorted(set(model) - {"name", "loss", "reg"})
         if extra or model.get("reg", 0.0) != 0.0:
@@ -265,6 +332,30 @@ def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> Mode
         reg=reg,
         loss_params={k: _number(v, f"model.{k}") for k, v in params.items() if k in taken},
         l1_reg=l1_reg,
+    )
+
+
+def _bo_config(cfg: DictConfig) -> BOConfig:
+    """The ``bo`` section as a BOConfig; unknown keys are named."""
+    section = _section(cfg, "bo")
+    valid = {f.name for f in dataclasses.fields(BOConfig)}
+    unknown = sorted(set(section) - valid)
+    if unknown:
+        raise ConfigError(f"bo.{unknown[0]} is not a bo setting; valid: {', '.join(sorted(valid))}")
+    options = section.get("target_options") or {}
+    if not isinstance(options, dict):
+        raise ConfigError(f"bo.target_options must be a mapping, got {options!r}")
+    pool = section.get("pool_size", 20000)
+    return BOConfig(
+        target=_str(section, "target", "bo"),
+        target_options=options,
+        n_candidates=_integer(section.get("n_candidates", 100), "bo.n_candidates"),
+        candidate_seed=_integer(section.get("candidate_seed", 0), "bo.candidate_seed"),
+        train_size=_integer(section.get("train_size", 2000), "bo.train_size"),
+        test_size=_integer(section.get("test_size", 5000), "bo.test_size"),
+        pool_size=None if pool is None else _integer(pool, "bo.pool_size"),
+        validation_size=_integer(section.get("validation_size", 1000), "bo.validation_size"),
+        split_seed=_integer(section.get("split_seed", 0), "bo.split_seed"),
     )
 
 

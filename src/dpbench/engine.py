@@ -55,7 +55,8 @@ def run_job(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | Non
     """Run (or skip, when already finished) the job described by ``cfg`` into ``out_dir``.
 
     GLM jobs run fold × rep one by one; han_pwa jobs (``problem_kind == "pwa"``) run all reps of
-    their configuration as arrays (:func:`dpbench.pwa.job.run_pwa`). Both write the same files."""
+    their configuration as arrays (:func:`dpbench.pwa.job.run_pwa`); kusner_bo jobs (``"bo"``) tune
+    hyper-parameters on cached validation scores (:func:`dpbench.bo.job.run_bo`). All write the same files."""
     results_path = out_dir / RESULTS_FILE
     finished = None if cfg.force else read_finished(results_path)
     if finished is not None:
@@ -70,10 +71,15 @@ def run_job(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | Non
     if results_path.exists() and not cfg.force:
         log.warning("%s is unreadable or incomplete; rerunning the job", results_path)
 
-    if algorithm_class(cfg.algorithm).problem_kind == "pwa":
+    kind = algorithm_class(cfg.algorithm).problem_kind
+    if kind == "pwa":
         from dpbench.pwa.job import run_pwa
 
         results, trace, dataset_info, ledgers = run_pwa(cfg)
+    elif kind == "bo":
+        from dpbench.bo.job import run_bo
+
+        results, trace, dataset_info, ledgers = run_bo(cfg)
     else:
         results, trace, dataset_info, ledgers = _run_glm(cfg)
     write_parquet(trace, out_dir / "trace.parquet")

@@ -4,7 +4,6 @@ known: figure structure, the plotted values, and claims whose verdicts flip with
 import json
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -77,12 +76,6 @@ def verdict(text: str, claim: str) -> str:
 def legend_lines(ax) -> dict[str, object]:
     handles, labels = ax.get_legend_handles_labels()
     return dict(zip(labels, handles))
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 # ----------------------------------------------------------------------------- registry

@@ -304,3 +304,23 @@ def test_subsampled_laplace_charges_the_amplified_epsilon_before_sampling():
     out = subsampled_laplace_mechanism(np.zeros(2), sensitivity=1.0, epsilon=5.0, sample_size=10, population=1000,
                                        rng=rng, ledger=ledger)
     assert out.shape == (2,) and ledger.eps_spent == pytest.approx(math.log1p(0.01 * math.expm1(5.0)), rel=1e-15)
+
+
+def test_a_sensitivity_that_holds_with_probability_one_minus_delta_is_charged_as_eps_delta():
+    """kusner_bo's Δ bounds hold only w.p. 1 − δ: the Laplace and exponential mechanisms then charge
+    ApproxDPEvent(ε, δ) instead of their pure event, and refuse a δ outside [0, 1)."""
+    from dpbench.privacy.events import ApproxDPEvent, LaplaceEvent, PureDPEvent
+    from dpbench.privacy.mechanisms import exponential_mechanism, laplace_mechanism
+
+    ledger = Ledger(10.0, 1e-3, "approx")
+    rng = np.random.default_rng(0)
+    laplace_mechanism(0.5, sensitivity=1.0, epsilon=1.0, rng=rng, ledger=ledger, failure_probability=1e-4)
+    exponential_mechanism([0.0, 1.0], sensitivity=1.0, epsilon=2.0, rng=rng, ledger=ledger, failure_probability=2e-4)
+    laplace_mechanism(0.5, sensitivity=1.0, epsilon=1.0, rng=rng, ledger=ledger)
+    exponential_mechanism([0.0, 1.0], sensitivity=1.0, epsilon=2.0, rng=rng, ledger=ledger)
+    assert [e.event for e in ledger.entries] == [ApproxDPEvent(1.0, 1e-4), ApproxDPEvent(2.0, 2e-4),
+                                                 LaplaceEvent(1.0), PureDPEvent(2.0)]
+    assert ledger.eps_spent == pytest.approx(6.0)
+    with pytest.raises(ValueError, match="failure_probability must be in"):
+        laplace_mechanism(0.5, sensitivity=1.0, epsilon=1.0, rng=rng, ledger=ledger, failure_probability=1.0)
+    assert len(ledger.entries) == 4  # nothing charged for the refused call

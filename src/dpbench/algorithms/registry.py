@@ -14,6 +14,7 @@ from dpbench.algorithms.dp_sgd import DPSGD
 from dpbench.algorithms.kuru import KURU_METHODS
 from dpbench.algorithms.liu_dda import DDA_METHODS
 from dpbench.algorithms.objpert import ObjPert
+from dpbench.bo.algorithms import BO_METHODS
 from dpbench.algorithms.output_perturbation import OutPertGD, OutPertRSGD
 from dpbench.algorithms.privgene import PrivGene
 from dpbench.errors import ConfigError
@@ -25,6 +26,7 @@ ALGORITHMS: dict[str, type[Algorithm]] = {
     + KURU_METHODS
     + PWA_METHODS
     + DDA_METHODS
+    + BO_METHODS
 }
 
 

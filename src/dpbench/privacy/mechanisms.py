@@ -14,11 +14,17 @@ from __future__ import annotations
 import numpy as np
 
 from dpbench.privacy._charge import charge
-from dpbench.privacy._checks import check_count, check_finite_array, check_generator, check_positive
+from dpbench.privacy._checks import (
+    check_count,
+    check_finite_array,
+    check_generator,
+    check_positive,
+)
 from dpbench.privacy.events import (
     ApproxDPEvent,
     GaussianEvent,
     LaplaceEvent,
+    PrivacyEvent,
     PureDPEvent,
     SampledWithoutReplacementEvent,
 )
@@ -39,21 +45,33 @@ __all__ = [
 ]
 
 
+def _event(pure: PrivacyEvent, epsilon: float, failure_probability: float) -> PrivacyEvent:
+    """``pure`` when the sensitivity bound always holds, else ApproxDPEvent(ε, δ = failure_probability)."""
+    if failure_probability == 0.0:
+        return pure
+    if not 0.0 < failure_probability < 1.0:
+        raise ValueError(f"failure_probability must be in [0, 1), got {failure_probability!r}")
+    return ApproxDPEvent(epsilon, failure_probability)
+
+
 def _like(value: object, noisy: np.ndarray) -> float | np.ndarray:
     """A float for scalar input, an array otherwise."""
     return float(noisy) if np.ndim(value) == 0 else noisy
 
 
 def laplace_mechanism(
-    value, *, sensitivity: float, epsilon: float, rng, ledger, sampling_rate: float = 1.0, label: str = "laplace"
+    value, *, sensitivity: float, epsilon: float, rng, ledger, sampling_rate: float = 1.0, label: str = "laplace",
+    failure_probability: float = 0.0,
 ) -> float | np.ndarray:
     """``value`` + Lap(Δ₁/ε) per coordinate, Δ₁ the L1 sensitivity: ε-DP (Dwork et al. 2006).
 
-    Charges LaplaceEvent(1/ε)."""
+    Charges LaplaceEvent(1/ε). When Δ₁ bounds the sensitivity only with probability
+    1 − ``failure_probability`` = 1 − δ over the data's generating process (kusner_bo Thms 1, 3, 5),
+    the release is (ε, δ)-DP and ApproxDPEvent(ε, δ) is charged instead."""
     x = check_finite_array("value", value)
     scale = check_positive("sensitivity", sensitivity) / check_positive("epsilon", epsilon)
     check_generator(rng)
-    charge(ledger, LaplaceEvent(1.0 / epsilon), sampling_rate, label)
+    charge(ledger, _event(LaplaceEvent(1.0 / epsilon), epsilon, failure_probability), sampling_rate, label)
     return _like(value, x + rng.laplace(0.0, scale, size=x.shape))
 
 
@@ -153,11 +171,15 @@ def exponential_mechanism(
     ledger,
     monotonic: bool = False,
     label: str = "exponential",
+    failure_probability: float = 0.0,
 ) -> int:
-    """Sample an index with probability ∝ exp(εu/(2Δ)) by the Gumbel-max trick: ε-DP; PureDPEvent(ε)."""
+    """Sample an index with probability ∝ exp(εu/(2Δ)) by the Gumbel-max trick: ε-DP; PureDPEvent(ε).
+
+    With ``failure_probability`` = δ > 0 (Δ bounds the utility's sensitivity only with probability
+    1 − δ, kusner_bo Cor. 1) it is (ε, δ)-DP and charges ApproxDPEvent(ε, δ)."""
     scores = _exponential_scores(utilities, sensitivity, epsilon, monotonic)
     check_generator(rng)
-    charge(ledger, PureDPEvent(epsilon), 1.0, label)
+    charge(ledger, _event(PureDPEvent(epsilon), epsilon, failure_probability), 1.0, label)
     return int(np.argmax(scores + rng.gumbel(size=scores.shape)))
 
 
