@@ -5,6 +5,12 @@
 ``dpbench -m algorithm=dp_sgd,nonprivate privacy.eps=0.1,1.0 hydra/launcher=joblib`` a sweep.
 Errors the user can fix (bad values, unknown names, missing or corrupt data) end the run with
 one line on stderr and exit status 2.
+
+A job that raises leaves ``error.json`` in its directory (:func:`dpbench.results.write_error_marker`).
+In a sweep (``-m``) the failure still propagates to Hydra: with the basic sweeper every other job of
+the batch still runs (each launcher catches a job's exception), then Hydra prints the first failed
+job's traceback and the command exits with status 1. ``manifest.json`` is written in the sweep
+directory either way (:mod:`dpbench.sweep`); ``dpbench-status SWEEP_DIR`` names every failed job.
 """
 
 from __future__ import annotations
@@ -16,13 +22,13 @@ import sys
 for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import hydra  # noqa: E402
-from hydra.core.hydra_config import HydraConfig  # noqa: E402
-from hydra.types import RunMode  # noqa: E402
-from omegaconf import DictConfig, OmegaConf  # noqa: E402
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
 
-from dpbench.config import config_dir, default_cache_dir, group_choices  # noqa: E402
-from dpbench.errors import ConfigError, DpbenchError  # noqa: E402
+from dpbench.config import config_dir, default_cache_dir, group_choices
+from dpbench.errors import ConfigError, DpbenchError
 
 GROUPS = ("dataset", "algorithm", "model", "privacy", "experiment")
 
@@ -98,12 +104,18 @@ def _hydra_main(cfg: DictConfig) -> None:
 
     from dpbench.config import RunConfig, apply_variant
     from dpbench.engine import run_job
+    from dpbench.results import record_failure
 
     hydra_cfg = HydraConfig.get()
+    out_dir = Path(hydra_cfg.runtime.output_dir)
     try:
-        run_cfg = RunConfig.from_dictconfig(cfg)
-        resolved = OmegaConf.to_container(apply_variant(cfg), resolve=True)
-        run_job(run_cfg, Path(hydra_cfg.runtime.output_dir), resolved_config=resolved)
+        try:
+            run_cfg = RunConfig.from_dictconfig(cfg)
+            resolved = OmegaConf.to_container(apply_variant(cfg), resolve=True)
+        except Exception as exc:  # run_job records its own failures; these happen before it starts
+            record_failure(out_dir, exc)
+            raise
+        run_job(run_cfg, out_dir, resolved_config=resolved)
     except DpbenchError as exc:
         if hydra_cfg.mode == RunMode.MULTIRUN:
             raise
@@ -117,7 +129,12 @@ def main() -> None:
         check_group_choices(sys.argv[1:])
     except ConfigError as exc:
         _fail(str(exc))
-    _hydra_main()
+    try:
+        _hydra_main()
+    finally:  # a sweep that raised (a failed job, Ctrl-C) still gets its manifest
+        from dpbench.sweep import finish_open_sweeps
+
+        finish_open_sweeps()
 
 
 if __name__ == "__main__":

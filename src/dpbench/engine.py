@@ -10,6 +10,7 @@ the budget is a bug, never a result. Output: ``results.parquet``, ``trace.parque
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -36,7 +37,16 @@ from dpbench.data import Dataset, clip_rows, load_dataset
 from dpbench.errors import ConfigError, DpbenchError, PrivacyViolation
 from dpbench.privacy.accountant import Ledger, make_accountant
 from dpbench.problems import GLMProblem, make_problem
-from dpbench.results import RESULTS_FILE, RUN_FILE, TRACE_COLUMNS, read_finished, write_json, write_parquet
+from dpbench.results import (
+    RESULTS_FILE,
+    RUN_FILE,
+    TRACE_COLUMNS,
+    clear_error_marker,
+    read_finished,
+    record_failure,
+    write_json,
+    write_parquet,
+)
 
 log = logging.getLogger("dpbench")
 
@@ -51,12 +61,29 @@ class Split:
     y_test: np.ndarray
 
 
+def marks_failures(func):
+    """Decorate ``func(cfg, out_dir, ...)`` so that an exception it raises is recorded in
+    ``out_dir/error.json`` (:func:`dpbench.results.record_failure`) before it propagates."""
+
+    @functools.wraps(func)
+    def wrapper(cfg, out_dir, *args, **kwargs):
+        try:
+            return func(cfg, out_dir, *args, **kwargs)
+        except Exception as exc:
+            record_failure(Path(out_dir), exc)
+            raise
+
+    return wrapper
+
+
+@marks_failures
 def run_job(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | None = None) -> pd.DataFrame:
     """Run (or skip, when already finished) the job described by ``cfg`` into ``out_dir``.
 
     GLM jobs run fold × rep one by one; han_pwa jobs (``problem_kind == "pwa"``) run all reps of
     their configuration as arrays (:func:`dpbench.pwa.job.run_pwa`); kusner_bo jobs (``"bo"``) tune
-    hyper-parameters on cached validation scores (:func:`dpbench.bo.job.run_bo`). All write the same files."""
+    hyper-parameters on cached validation scores (:func:`dpbench.bo.job.run_bo`). All write the same files.
+    An exception leaves ``error.json`` in ``out_dir``; skipping or starting the job again removes it."""
     results_path = out_dir / RESULTS_FILE
     finished = None if cfg.force else read_finished(results_path)
     if finished is not None:
@@ -67,9 +94,11 @@ def run_job(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | Non
                 f"this one is {cfg.config_hash}); pass force=true to replace them or use another output dir"
             )
         log.info("skipping %s: finished results already in %s (force=true reruns)", cfg.algorithm, results_path)
+        clear_error_marker(out_dir)
         return finished
     if results_path.exists() and not cfg.force:
         log.warning("%s is unreadable or incomplete; rerunning the job", results_path)
+    clear_error_marker(out_dir)  # this attempt supersedes an earlier failure
 
     kind = algorithm_class(cfg.algorithm).problem_kind
     if kind == "pwa":
@@ -226,6 +255,11 @@ def public_row_norm(dataset: Dataset, cfg: RunConfig) -> float | None:
 
 
 def _check_finite(dataset: Dataset) -> None:
+    """Refuse a dataset without rows, or with NaN or infinite features, before anything runs."""
+    if dataset.X.shape[0] == 0 or dataset.y.shape[0] != dataset.X.shape[0]:
+        raise DpbenchError(
+            f"dataset {dataset.name}: no usable rows ({dataset.X.shape[0]} feature rows, {dataset.y.shape[0]} labels)"
+        )
     for label, X in (("features", dataset.X), ("test features", dataset.X_test)):
         if X is None:
             continue

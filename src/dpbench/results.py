@@ -1,11 +1,18 @@
 """The results format: one ``results.parquet`` (a row per fold × rep), one ``trace.parquet``
-(iteration-level) and one ``run.json`` per job, written atomically (temp file + rename)."""
+(iteration-level) and one ``run.json`` per job, written atomically (temp file + rename).
+
+A job that raised leaves ``error.json`` instead (exception type, one-line message, time, traceback);
+the next attempt of that job removes it. ``dpbench-status`` reads both (:mod:`dpbench.status`)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import platform
 import tempfile
+import traceback
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +21,9 @@ import pandas as pd
 RESULTS_FILE = "results.parquet"
 TRACE_FILE = "trace.parquet"
 RUN_FILE = "run.json"
+ERROR_FILE = "error.json"
+
+log = logging.getLogger("dpbench")
 
 #: Columns every results row carries (plus any extra the engine adds).
 RESULT_COLUMNS = (
@@ -61,3 +71,53 @@ def read_finished(path: Path) -> pd.DataFrame | None:
     except Exception:  # truncated or corrupt parquet: the job must run again
         return None
     return df if set(RESULT_COLUMNS) <= set(df.columns) else None
+
+
+def one_line(exc: BaseException) -> str:
+    """``exc``'s message cut to its first non-empty line (its type name when it has none)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def write_error_marker(out_dir: Path, exc: BaseException) -> Path:
+    """Record in ``out_dir/error.json`` (atomically) that the job failed with ``exc``; returns the path."""
+    path = Path(out_dir) / ERROR_FILE
+    marker = {
+        "type": type(exc).__name__,
+        "message": one_line(exc),
+        "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "pid": os.getpid(),
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+    }
+    write_json(marker, path)
+    return path
+
+
+def record_failure(out_dir: Path, exc: BaseException) -> None:
+    """:func:`write_error_marker`, logging instead of raising when the marker cannot be written, so
+    that the caller can re-raise ``exc`` itself."""
+    try:
+        write_error_marker(out_dir, exc)
+    except OSError as marker_exc:
+        log.warning("cannot record the failure in %s: %s", out_dir, marker_exc)
+
+
+def read_error_marker(out_dir: Path) -> dict[str, Any] | None:
+    """The failure recorded in ``out_dir/error.json``, or None when there is none. An unreadable
+    marker still means the job failed: its message then says so."""
+    path = Path(out_dir) / ERROR_FILE
+    if not path.is_file():
+        return None
+    try:
+        marker = json.loads(path.read_text())
+        if not isinstance(marker, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as exc:
+        return {"type": "UnreadableMarker", "message": f"{path} is unreadable: {one_line(exc)}"}
+    return marker
+
+
+def clear_error_marker(out_dir: Path) -> None:
+    """Remove ``out_dir/error.json`` if present (a new attempt of the job supersedes it)."""
+    (Path(out_dir) / ERROR_FILE).unlink(missing_ok=True)

@@ -209,6 +209,11 @@ def test_ledger_charges_and_records():
     assert summary == {
         "accountant": "rdp", "conversion": "tight", "gaussian_amplification": "exact", "epsilon": 2.0, "delta": 1e-5, "eps_spent": ledger.eps_spent,
         "n_charges": 2, "counts": {"PoissonSampledEvent[GaussianEvent]": 100, "LaplaceEvent": 1},
+        "events": [
+            {"event": {"type": "PoissonSampledEvent", "sampling_rate": 0.01,
+                       "event": {"type": "GaussianEvent", "noise_multiplier": 1.1}}, "count": 100},
+            {"event": {"type": "LaplaceEvent", "noise_multiplier": 10.0}, "count": 1},
+        ],
     }
     assert Ledger(1.0, 0.1, "pure").summary()["conversion"] is None
 

@@ -1,0 +1,123 @@
+"""Positive controls: DELIBERATELY BROKEN mechanisms that claim a guarantee they do not have.
+
+Every control here must come out as a violation (the CLI reports "caught"; "MISSED" fails the run):
+they show the auditor has the power to catch the mistakes it exists for. The broken samplers are
+small local functions, clearly labelled; none of them is used anywhere else in dpbench.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpbench.audit.core import Target
+from dpbench.audit.targets import DELTA, ample_ledger, claimed_epsilon, laplace_target
+from dpbench.privacy.events import GaussianEvent
+from dpbench.privacy.mechanisms import gaussian_mechanism, laplace_mechanism
+from dpbench.problems import make_problem
+
+__all__ = [
+    "gaussian_step_unclipped",
+    "laplace_halved_noise",
+    "laplace_l2_calibrated",
+    "laplace_noise_reused",
+    "svt_lyu_alg5",
+    "svt_lyu_alg6",
+]
+
+
+def laplace_halved_noise(epsilon: float = 1.0) -> Target:
+    """BROKEN: ``laplace_mechanism`` with Lap(Δ/(2ε)) noise, claimed ε-DP (it is 2ε-DP)."""
+    return laplace_target(epsilon, mechanism_epsilon=2.0 * epsilon, name="control_laplace_halved_noise")
+
+
+def gaussian_step_unclipped(noise_multiplier: float = 1.5, clip: float = 4.0) -> Target:
+    """BROKEN: a full-batch DP-SGD step with clipping removed (clip = +inf in ``clipped_gradient_sum``)
+    but noise and claim still calibrated to C: D′ = D ∪ {z} with ‖∇ℓ_z‖ ≈ 9C, so the Gaussian
+    mechanism's sensitivity assumption fails by a factor of 9."""
+    X = np.zeros((20, 3))
+    X[0] = (60.0, -40.0, 20.0)
+    problem = make_problem(X, np.ones(20), loss="logistic", reg=0.0)
+    raw = problem.clipped_gradient_sum(np.zeros(3), np.array([0]), np.inf)  # no clipping: the broken part
+    claim = claimed_epsilon(GaussianEvent(noise_multiplier), DELTA)
+
+    def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        sums = np.zeros((n, 3)) + (raw if side == 1 else 0.0)
+        return gaussian_mechanism(sums, sensitivity=clip, noise_multiplier=noise_multiplier, rng=rng,
+                                  ledger=ample_ledger("rdp"))
+
+    return Target("control_gaussian_step_unclipped", claim, DELTA, sample,
+                  pair=f"D: zero-gradient rows; D′ = D ∪ {{z}}, ‖∇ℓ_z‖ = {np.linalg.norm(raw):.3g} ≫ C = {clip:g}, "
+                  "unclipped",
+                  proof="(broken) Gaussian mechanism with the sensitivity bound violated")
+
+
+def _encode(bits: np.ndarray) -> np.ndarray:
+    """The ⊤/⊥ answer vector of each run as one integer (bit i = answer i)."""
+    return bits.astype(np.int64) @ (1 << np.arange(bits.shape[1], dtype=np.int64))
+
+
+def _broken_svt_lyu_alg5(q: np.ndarray, rng: np.random.Generator, n: int, epsilon: float) -> np.ndarray:
+    """DELIBERATELY BROKEN — Lyu, Su & Li (VLDB 2017) Alg. 5 (Stoddard et al. 2014): ρ = Lap(Δ/ε₁),
+    ε₁ = ε/2, NO noise on the queries, ⊤/⊥ for every query (no cutoff). Claimed ε-DP; not ε′-DP for any ε′."""
+    rho = rng.laplace(0.0, 1.0 / (epsilon / 2.0), size=(n, 1))
+    return _encode(q[None, :] >= rho)
+
+
+def _broken_svt_lyu_alg6(q: np.ndarray, rng: np.random.Generator, n: int, epsilon: float) -> np.ndarray:
+    """DELIBERATELY BROKEN — Lyu, Su & Li (VLDB 2017) Alg. 6 (Chen et al. 2015): ρ = Lap(Δ/ε₁), ν_i = Lap(Δ/ε₂),
+    ε₁ = ε₂ = ε/2, but ⊤/⊥ for EVERY query (no cutoff after the first ⊤): each extra ⊤ leaks more.
+    Claimed ε-DP; its privacy loss grows with the number of queries (not ε′-DP for any ε′)."""
+    rho = rng.laplace(0.0, 1.0 / (epsilon / 2.0), size=(n, 1))
+    nu = rng.laplace(0.0, 1.0 / (epsilon / 2.0), size=(n, q.size))
+    return _encode(q[None, :] + nu >= rho)
+
+
+def svt_lyu_alg5(epsilon: float = 1.0) -> Target:
+    """Alg. 5 on q(D) = (0, 1), q(D′) = (1, 0), Δ = 1, T = 0: the answer (⊥, ⊤) needs 0 < ρ ≤ 1 on D and is
+    impossible on D′."""
+    queries = (np.array([0.0, 1.0]), np.array([1.0, 0.0]))
+    return Target("control_svt_lyu_alg5", epsilon, 0.0,
+                  lambda side, n, rng: _broken_svt_lyu_alg5(queries[side], rng, n, epsilon),
+                  pair="q(D) = (0, 1), q(D′) = (1, 0), Δ = 1, T = 0", proof="(broken) Lyu, Su & Li 2017 Alg. 5")
+
+
+def svt_lyu_alg6(epsilon: float = 1.0, m: int = 5) -> Target:
+    """Alg. 6 on 2m queries: q(D) = (0^m, 1^m), q(D′) = (1^m, 0^m), Δ = 1, T = 0 (Lyu et al. Sec. 3): the
+    answers (⊥^m, ⊤^m) are likelier under D by a factor that grows with m."""
+    queries = (np.repeat([0.0, 1.0], m), np.repeat([1.0, 0.0], m))
+    return Target("control_svt_lyu_alg6", epsilon, 0.0,
+                  lambda side, n, rng: _broken_svt_lyu_alg6(queries[side], rng, n, epsilon),
+                  pair=f"q(D) = (0^{m}, 1^{m}), q(D′) = (1^{m}, 0^{m}), Δ = 1, T = 0",
+                  proof="(broken) Lyu, Su & Li 2017 Alg. 6")
+
+
+def laplace_l2_calibrated(epsilon: float = 1.0, d: int = 16) -> Target:
+    """BROKEN: per-coordinate ``laplace_mechanism`` calibrated to the L2 sensitivity (Δ₂ = 1) of a d-vector
+    whose neighbours differ by (1/√d)·𝟏: ‖·‖₂ = 1 but ‖·‖₁ = √d = 4, so it is 4ε-DP, claimed ε."""
+    shift = np.full(d, 1.0 / np.sqrt(d))
+
+    def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        values = np.zeros((n, d)) + (shift if side == 1 else 0.0)
+        return laplace_mechanism(values, sensitivity=1.0, epsilon=epsilon, rng=rng, ledger=ample_ledger())
+
+    return Target("control_laplace_l2_calibrated", epsilon, 0.0, sample,
+                  pair=f"f(D) = 0, f(D′) = 𝟏/√{d} in R^{d}: ‖Δf‖₂ = 1, ‖Δf‖₁ = {np.sqrt(d):g}",
+                  proof="(broken) Laplace mechanism needs the L1 sensitivity")
+
+
+def _broken_reused_noise(values: np.ndarray, rng: np.random.Generator, epsilon: float) -> np.ndarray:
+    """DELIBERATELY BROKEN: releases q₁ + L and q₂ + L with ONE Laplace draw L ~ Lap(1/ε) per run
+    (``laplace_mechanism`` on a zero, then reused), claimed ε-DP for the pair."""
+    noise = laplace_mechanism(np.zeros(values.shape[0]), sensitivity=1.0, epsilon=epsilon, rng=rng,
+                              ledger=ample_ledger())
+    return values + noise[:, None]
+
+
+def laplace_noise_reused(epsilon: float = 1.0) -> Target:
+    """Two queries of sensitivity 1 that both change, q(D) = (0, 0), q(D′) = (1, −1), released with the same
+    noise draw: the difference of the two releases is noise-free (0 vs 2), so the privacy loss is
+    unbounded (independent noise would give 2ε); claimed ε."""
+    values = (np.zeros(2), np.array([1.0, -1.0]))
+    return Target("control_laplace_noise_reused", epsilon, 0.0,
+                  lambda side, n, rng: _broken_reused_noise(np.zeros((n, 2)) + values[side], rng, epsilon),
+                  pair="q(D) = (0, 0), q(D′) = (1, −1), one Laplace draw added to both", proof="(broken) noise reuse")
