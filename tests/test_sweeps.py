@@ -314,3 +314,16 @@ def test_ray_launcher_runs_a_two_job_sweep(cli, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert len(list(sweep.rglob("results.parquet"))) == 2
     assert json.loads((sweep / MANIFEST_FILE).read_text())["complete"]
+
+
+def test_finish_open_sweeps_finishes_every_open_multirun(monkeypatch):
+    """Each callback removes itself from the open list as it finishes; none may be skipped."""
+    from dpbench import sweep
+
+    finished = []
+    callbacks = [sweep.ManifestCallback() for _ in range(3)]
+    monkeypatch.setattr(sweep, "_OPEN", list(callbacks))
+    monkeypatch.setattr(sweep.ManifestCallback, "finish",
+                        lambda self, raised=False: (sweep._OPEN.remove(self), finished.append(self)))
+    sweep.finish_open_sweeps()
+    assert finished == callbacks and sweep._OPEN == []

@@ -336,27 +336,22 @@ def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> Mode
 
 
 def _bo_config(cfg: DictConfig) -> BOConfig:
-    """The ``bo`` section as a BOConfig; unknown keys are named."""
+    """The ``bo`` section as a BOConfig (absent keys take BOConfig's defaults); unknown keys are named."""
     section = _section(cfg, "bo")
     valid = {f.name for f in dataclasses.fields(BOConfig)}
     unknown = sorted(set(section) - valid)
     if unknown:
         raise ConfigError(f"bo.{unknown[0]} is not a bo setting; valid: {', '.join(sorted(valid))}")
+    values: dict[str, Any] = {"target": _str(section, "target", "bo")}
     options = section.get("target_options") or {}
     if not isinstance(options, dict):
         raise ConfigError(f"bo.target_options must be a mapping, got {options!r}")
-    pool = section.get("pool_size", 20000)
-    return BOConfig(
-        target=_str(section, "target", "bo"),
-        target_options=options,
-        n_candidates=_integer(section.get("n_candidates", 100), "bo.n_candidates"),
-        candidate_seed=_integer(section.get("candidate_seed", 0), "bo.candidate_seed"),
-        train_size=_integer(section.get("train_size", 2000), "bo.train_size"),
-        test_size=_integer(section.get("test_size", 5000), "bo.test_size"),
-        pool_size=None if pool is None else _integer(pool, "bo.pool_size"),
-        validation_size=_integer(section.get("validation_size", 1000), "bo.validation_size"),
-        split_seed=_integer(section.get("split_seed", 0), "bo.split_seed"),
-    )
+    values["target_options"] = options
+    for key in valid - {"target", "target_options"}:
+        if key in section:
+            nullable = key == "pool_size" and section[key] is None
+            values[key] = None if nullable else _integer(section[key], f"bo.{key}")
+    return BOConfig(**values)
 
 
 # ---------------------------------------------------------------------- field readers

@@ -68,5 +68,5 @@ class ManifestCallback(Callback):
 def finish_open_sweeps() -> None:
     """Write the manifest of every multirun that started in this process but did not reach
     ``on_multirun_end`` (a job failed, or the sweep was interrupted)."""
-    for callback in _OPEN:
+    for callback in _OPEN[:]:  # a copy: finish() removes the callback from _OPEN
         callback.finish(raised=True)

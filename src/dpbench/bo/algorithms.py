@@ -90,6 +90,7 @@ class BOAlgorithm(Algorithm):
     supported_losses: ClassVar[frozenset[str]] = frozenset({BO_LOSS})
     unsupported_reason: ClassVar[str] = "kusner_bo methods tune the model named by bo.target (model=bo)"
     targets: ClassVar[tuple[str, ...]] = ("svm_rbf", "logreg")
+    guarantee: ClassVar[str] = "none (a study, no release)"
 
     def release(self, problem: BOProblem, *, epsilon: float, delta: float, rng, ledger) -> BORelease:
         raise NotImplementedError
@@ -157,6 +158,9 @@ class KusnerAlg1(_Assumption1Method):
     """
 
     name: ClassVar[str] = "kusner_alg1"
+    guarantee: ClassVar[str] = (
+        "(eps, delta)-DP if Assumption 1 holds (gains jointly GP with the configured k1; not checkable on data)"
+    )
     noise_variance: float = 0.0025
     gamma_t: Any = "greedy_bound"
 
@@ -199,6 +203,9 @@ class KusnerAlg2(_Assumption1Method):
     """
 
     name: ClassVar[str] = "kusner_alg2"
+    guarantee: ClassVar[str] = (
+        "(eps, delta)-DP if Assumption 1 and de Freitas et al. (2012)'s assumptions hold (not checkable)"
+    )
     a: float = 1.0
     tau: float = 1.0
     jitter: float = 1e-6
@@ -234,6 +241,7 @@ class KusnerAlg3(_GPUCBMethod):
     """
 
     name: ClassVar[str] = "kusner_alg3"
+    guarantee: ClassVar[str] = "eps-DP under Assumption 2 (exact eq. 10 minimisers up to solver tolerance)"
     targets: ClassVar[tuple[str, ...]] = ("logreg",)
     gain: str = "ramp"
     noise_variance: float = 0.0025

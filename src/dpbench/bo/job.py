@@ -48,13 +48,6 @@ from dpbench.privacy.events import ApproxDPEvent
 
 __all__ = ["run_bo"]
 
-GUARANTEES = {
-    "kusner_alg1": "(eps, delta)-DP if Assumption 1 holds (gains jointly GP with the configured k1; not checkable on data)",
-    "kusner_alg2": "(eps, delta)-DP if Assumption 1 and de Freitas et al. (2012)'s assumptions hold (not checkable)",
-    "kusner_alg3": "eps-DP under Assumption 2 (exact eq. 10 minimisers up to solver tolerance)",
-}
-
-
 def run_bo(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], list[dict[str, Any]]]:
     """All repetitions of a kusner_bo job: (results, trace, dataset info, ledger summaries)."""
     if cfg.folds != 1:
@@ -101,7 +94,7 @@ def _tuning(cfg: RunConfig, algorithm, scores: ScoreMatrix, fixed) -> tuple[pd.D
         release = algorithm.release(problem, epsilon=cfg.privacy.eps, delta=cfg.privacy.delta, rng=rng, ledger=ledger)
         wall = time.perf_counter() - start
         eps_spent, delta_spent = _check_spend(cfg, ledger, rep)
-        rows.append(_row(cfg, fixed, rep, problem, release, algorithm.gain, test_accuracy, eps_spent, delta_spent, wall))
+        rows.append(_row(cfg, fixed, rep, problem, release, algorithm, test_accuracy, eps_spent, delta_spent, wall))
         traces.append(_trace(cfg, rep, release))
         ledgers.append({"rep": rep, **ledger.summary()})
         bar.update()
@@ -126,7 +119,7 @@ def _check_spend(cfg: RunConfig, ledger: Ledger, rep: int) -> tuple[float, float
     return float(eps_spent), float(delta_spent)
 
 
-def _row(cfg, fixed, rep, problem: BOProblem, release: BORelease, gain: str, test_accuracy, eps_spent, delta_spent, wall):
+def _row(cfg, fixed, rep, problem: BOProblem, release: BORelease, algorithm, test_accuracy, eps_spent, delta_spent, wall):
     identity, provenance = fixed
     gains, run = problem.gains, release.run
     observed_best = int(run.indices[int(np.argmax(run.values))])  # λ̂: the best observed (non-private)
@@ -136,13 +129,13 @@ def _row(cfg, fixed, rep, problem: BOProblem, release: BORelease, gain: str, tes
         **identity,
         "eps_spent": eps_spent,
         "delta_spent": delta_spent,
-        "guarantee": GUARANTEES[cfg.algorithm],
+        "guarantee": algorithm.guarantee,
         "fold": 0,
         "rep": rep,
         "seed": cfg.seed,
         "folds": 1,
         "target": cfg.bo.target,
-        "gain": gain,
+        "gain": algorithm.gain,
         "n_candidates": int(gains.shape[0]),
         "iterations": int(run.indices.shape[0]),
         "validation_size": problem.validation_size,
