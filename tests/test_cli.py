@@ -58,11 +58,18 @@ def test_bad_input_exits_nonzero_with_one_line(cli, tmp_path, args, expected):
 def test_missing_dataset_file_names_file_and_url(cli, tmp_path):
     empty = tmp_path / "nodata"
     empty.mkdir()
-    result = cli(["dataset=ipums_us", f"data_dir={empty}", "progress=false"], tmp_path)
+    result = cli(["dataset=ipums_us", "data.scaling=whole_file", f"data_dir={empty}", "progress=false"], tmp_path)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert "IPUMS-US.dat" in lines[0] and "https://github.com/ppmlguy/DP-AGD" in lines[0]
+
+
+def test_ipums_us_without_declared_ranges_is_refused_under_public_scaling(cli, tmp_path):
+    result = cli(["dataset=ipums_us", "progress=false"], tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no public feature ranges" in lines[0] and "data.scaling=whole_file" in lines[0], result.stderr
 
 
 def test_corrupted_data_file_is_refused(cli, tmp_path, shared_data):

@@ -23,6 +23,9 @@ import pytest
 
 from dpbench.algorithms.registry import ALGORITHMS, make_algorithm
 from dpbench.engine import run_job
+from dpbench.errors import ConfigError
+from dpbench.results import read_column_classes
+from dpbench.schema import column_classes
 from dpbench.privacy import events as events_module
 from dpbench.privacy.accountant import (
     Ledger,
@@ -46,7 +49,7 @@ from dpbench.privacy.events import (
     SampledWithoutReplacementEvent,
     ZCDPEvent,
 )
-from dpbench.privacy.rdp import DEFAULT_ORDERS, eps_from_rdp
+from dpbench.privacy.rdp import DEFAULT_ORDERS, FILTER_ORDERS, eps_from_rdp
 from dpbench.privacy.zcdp import zcdp_epsilon
 
 RTOL = 1e-9
@@ -99,13 +102,17 @@ def recompute_epsilon(summary: dict) -> float:
     pairs = events_from_summary(summary)
     kind, delta = summary["accountant"], summary["delta"]
     if kind == "rdp":
+        default = FILTER_ORDERS if summary["conversion"] == "filter" else DEFAULT_ORDERS
+        orders = default if summary["orders"] is None else np.array(summary["orders"])  # a one-order filter's α*
         accountant = RDPAccountant(
-            conversion=summary["conversion"], gaussian_amplification=summary["gaussian_amplification"]
+            orders=orders, conversion=summary["conversion"], gaussian_amplification=summary["gaussian_amplification"]
         )
-        total = np.zeros_like(DEFAULT_ORDERS)
+        total = np.zeros_like(orders)
         for event, count in pairs:
             total = total + count * accountant.cost(event)
-        return eps_from_rdp(DEFAULT_ORDERS, total, delta, method=summary["conversion"])[0]
+        if summary["conversion"] == "filter":  # the multi-order filter: log(|Λ|/δ)/(α − 1), Λ fixed in advance
+            return float(np.min(total + math.log(len(orders) / delta) / (orders - 1.0)))
+        return eps_from_rdp(orders, total, delta, method=summary["conversion"])[0]
     accountant = make_accountant(kind)
     if kind == "zcdp":
         return zcdp_epsilon(math.fsum(n * accountant.cost(e) for e, n in pairs), delta)
@@ -158,6 +165,9 @@ def _run(compose_run_config, tmp_path, name: str, extra: tuple[str, ...] = ()):
     cfg = compose_run_config(*tiny_overrides(name), f"algorithm={name}", *extra)
     results = run_job(cfg, tmp_path)
     meta = json.loads((tmp_path / "run.json").read_text())
+    for table in ("results", "trace"):  # every column every method writes carries its privacy class
+        written = pd.read_parquet(tmp_path / f"{table}.parquet").columns
+        assert read_column_classes(tmp_path / f"{table}.parquet") == column_classes(table, written)
     return cfg, results, meta["ledgers"]
 
 
@@ -195,6 +205,35 @@ def test_reported_eps_equals_recomputation_from_recorded_releases(compose_run_co
         assert summary["n_charges"] >= 1
         if "delta_spent" in row:
             assert math.isclose(recompute_delta(summary), row["delta_spent"], rel_tol=RTOL, abs_tol=0.0)
+
+
+SECURE = sorted(name for name in PRIVATE if ALGORITHMS[name].secure_sampler)
+
+
+def test_the_secure_sampler_covers_every_method_whose_noise_goes_through_the_mechanisms():
+    refused = sorted(set(PRIVATE) - set(SECURE))
+    assert refused == ["dp_dda", "dp_dda_all_nodes", "objpert", "pwa_exponential", "pwa_laplace_data",
+                       "pwa_laplace_solution", "pwa_subgradient"]
+
+
+@pytest.mark.parametrize("name", SECURE)
+def test_secure_sampler_runs_are_recorded_and_recompute(compose_run_config, tmp_path, name):
+    """``privacy.sampler=secure`` end to end for every method that supports it: no mechanism refuses it,
+    the rows say so, and eps_spent recomputes from the recorded events (RDP ledgers price a Poisson-
+    subsampled Gaussian by Lemma 4, proven for the discrete Gaussian)."""
+    cfg, results, ledgers = _run(compose_run_config, tmp_path, name, ("privacy.sampler=secure",))
+    assert set(results["sampler"]) == {"secure"}
+    for (_, row), summary in zip(results.iterrows(), _summary_of_each_row(results, ledgers)):
+        assert 0.0 < row["eps_spent"] <= cfg.privacy.eps
+        assert math.isclose(recompute_epsilon(summary), row["eps_spent"], rel_tol=RTOL, abs_tol=0.0)
+        if summary["accountant"] == "rdp":
+            assert summary["gaussian_amplification"] == "lemma4"
+
+
+@pytest.mark.parametrize("name", sorted(set(PRIVATE) - set(SECURE)))
+def test_secure_sampler_is_refused_for_methods_with_noise_outside_the_mechanisms(compose_run_config, name):
+    with pytest.raises(ConfigError, match=f"privacy.sampler=secure is not available for algorithm {name}"):
+        compose_run_config(*tiny_overrides(name), f"algorithm={name}", "privacy.sampler=secure")
 
 
 @pytest.mark.parametrize("name", NON_PRIVATE)

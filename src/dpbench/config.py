@@ -71,11 +71,14 @@ def apply_variant(cfg: DictConfig) -> DictConfig:
 
 @dataclass(frozen=True)
 class PrivacyConfig:
-    """Target (ε, δ) and the RDP → (ε, δ) conversion (``tight`` default, or chen_lee ``prop1``)."""
+    """Target (ε, δ), the RDP → (ε, δ) conversion (``tight`` default, or chen_lee ``prop1``) and the
+    noise sampler (``numpy`` floating point, or ``secure`` discrete noise on a grid,
+    :mod:`dpbench.privacy.samplers`)."""
 
     eps: float
     delta: float
     conversion: str = "tight"
+    sampler: str = "numpy"
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.eps) and self.eps > 0):
@@ -84,6 +87,10 @@ class PrivacyConfig:
             raise ConfigError(f"privacy.delta must be in (0, 1), got {self.delta}")
         if self.conversion not in CONVERSIONS:
             raise ConfigError(f"privacy.conversion must be one of {', '.join(CONVERSIONS)}, got {self.conversion!r}")
+        from dpbench.privacy.samplers import SAMPLERS
+
+        if self.sampler not in SAMPLERS:
+            raise ConfigError(f"privacy.sampler must be one of {', '.join(SAMPLERS)}, got {self.sampler!r}")
 
 
 @dataclass(frozen=True)
@@ -159,9 +166,11 @@ class RunConfig:
     data_dir: Path = field(default_factory=default_cache_dir)
     allow_download: bool = False
     row_norm: float | None = None
+    scaling: str = "public"
     force: bool = False
     progress: bool = True
     trace_every: int = 0
+    trace_nonprivate: bool = False
     experiment: str | None = None
     variant: str | None = None
     bo: BOConfig | None = None
@@ -179,6 +188,10 @@ class RunConfig:
             raise ConfigError(f"cv.test_fraction=0 (train on every row) needs cv.folds=1, got cv.folds={self.folds}")
         if self.row_norm is not None and not (math.isfinite(self.row_norm) and self.row_norm > 0):
             raise ConfigError(f"data.row_norm must be null or finite and > 0, got {self.row_norm}")
+        from dpbench.data.scaling import SCALINGS
+
+        if self.scaling not in SCALINGS:
+            raise ConfigError(f"data.scaling must be one of {', '.join(SCALINGS)}, got {self.scaling!r}")
         if self.trace_every < 0:
             raise ConfigError(f"trace.every must be ≥ 0 (0 = automatic), got {self.trace_every}")
 
@@ -214,6 +227,7 @@ class RunConfig:
                 eps=_number(privacy.get("eps"), "privacy.eps"),
                 delta=_number(privacy.get("delta"), "privacy.delta"),
                 conversion=str(privacy.get("conversion", "tight")),
+                sampler=str(privacy.get("sampler", "numpy")),
             ),
             seed=_integer(cfg.get("seed", 0), "seed"),
             reps=_integer(cfg.get("reps", 1), "reps"),
@@ -222,9 +236,11 @@ class RunConfig:
             data_dir=Path(str(cfg.get("data_dir") or default_cache_dir())).expanduser(),
             allow_download=_boolean(_select(cfg, "data.allow_download", False), "data.allow_download"),
             row_norm=_optional_number(_select(cfg, "data.row_norm", None), "data.row_norm"),
+            scaling=str(_select(cfg, "data.scaling", "public")),
             force=_boolean(cfg.get("force", False), "force"),
             progress=_boolean(cfg.get("progress", True), "progress"),
             trace_every=_integer(_select(cfg, "trace.every", 0), "trace.every"),
+            trace_nonprivate=_boolean(_select(cfg, "trace.nonprivate", False), "trace.nonprivate"),
             experiment=cfg.get("experiment_name"),
             variant=cfg.get("variant"),
             bo=_bo_config(cfg) if model.get("loss") == BO_LOSS else None,
@@ -236,6 +252,12 @@ class RunConfig:
                 f"bo.target={', '.join(algorithm_instance.targets)}"
             )
         check_compatible(run.algorithm, run.model.loss)
+        method = ALGORITHMS[run.algorithm]
+        if run.privacy.sampler == "secure" and method.private and not method.secure_sampler:
+            raise ConfigError(
+                f"privacy.sampler=secure is not available for algorithm {run.algorithm}: some of its noise is drawn "
+                "outside dpbench.privacy.mechanisms; use privacy.sampler=numpy"
+            )
         if run.dataset in PWA_DATASETS:
             load_pwa_problem(run.dataset, run.dataset_options)  # validates the instance's options
         return run
@@ -246,8 +268,16 @@ class RunConfig:
         d = asdict(self)
         for key in ("data_dir", "allow_download", "force", "progress"):
             d.pop(key)
+        if not self.trace_nonprivate:  # keeps the hashes of jobs from before the key existed
+            d.pop("trace_nonprivate")
         if d["bo"] is None:  # keeps the hashes of jobs from before the bo section existed
             d.pop("bo")
+        if self.privacy.sampler == "numpy":  # likewise for the default sampler
+            d["privacy"].pop("sampler")
+        from dpbench.data.registry import scales_features
+
+        if not scales_features(self.dataset, self.dataset_options):  # nothing to scale: those hashes stay as they were
+            d.pop("scaling")
         return d
 
     @property

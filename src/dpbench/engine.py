@@ -35,7 +35,9 @@ from dpbench.algorithms.registry import algorithm_class, make_algorithm
 from dpbench.config import RunConfig, default_cache_dir
 from dpbench.data import Dataset, clip_rows, load_dataset
 from dpbench.errors import ConfigError, DpbenchError, PrivacyViolation
-from dpbench.privacy.accountant import Ledger, make_accountant
+from dpbench.privacy.accountant import Accountant, Ledger, make_accountant
+from dpbench.privacy.filter import filter_accountant, stopping_rule
+from dpbench.privacy.samplers import use_sampler
 from dpbench.problems import GLMProblem, make_problem
 from dpbench.results import (
     RESULTS_FILE,
@@ -47,6 +49,7 @@ from dpbench.results import (
     write_json,
     write_parquet,
 )
+from dpbench.schema import column_classes
 
 log = logging.getLogger("dpbench")
 
@@ -101,26 +104,30 @@ def run_job(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | Non
     clear_error_marker(out_dir)  # this attempt supersedes an earlier failure
 
     kind = algorithm_class(cfg.algorithm).problem_kind
-    if kind == "pwa":
-        from dpbench.pwa.job import run_pwa
+    with use_sampler(cfg.privacy.sampler):
+        if kind == "pwa":
+            from dpbench.pwa.job import run_pwa
 
-        results, trace, dataset_info, ledgers = run_pwa(cfg)
-    elif kind == "bo":
-        from dpbench.bo.job import run_bo
+            results, trace, dataset_info, ledgers = run_pwa(cfg)
+        elif kind == "bo":
+            from dpbench.bo.job import run_bo
 
-        results, trace, dataset_info, ledgers = run_bo(cfg)
-    else:
-        results, trace, dataset_info, ledgers = _run_glm(cfg)
-    write_parquet(trace, out_dir / "trace.parquet")
+            results, trace, dataset_info, ledgers = run_bo(cfg)
+        else:
+            results, trace, dataset_info, ledgers = _run_glm(cfg)
+    column_classes("results", results.columns)  # an unclassified column stops the job before any file is written
+    write_parquet(trace, out_dir / "trace.parquet", table="trace")
     write_json(_run_metadata(cfg, dataset_info, resolved_config, ledgers), out_dir / RUN_FILE)
-    write_parquet(results, results_path)  # last: its presence marks the job finished
+    write_parquet(results, results_path, table="results")  # last: its presence marks the job finished
     return results
 
 
 def _run_glm(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], list[dict[str, Any]]]:
     """Every fold × rep of a GLM job: (results, trace, dataset info, ledger summaries)."""
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
-    dataset = load_dataset(cfg.dataset, cfg.dataset_options, data_dir=cfg.data_dir, allow_download=cfg.allow_download)
+    dataset = load_dataset(
+        cfg.dataset, cfg.dataset_options, data_dir=cfg.data_dir, allow_download=cfg.allow_download, scaling=cfg.scaling
+    )
     _check_finite(dataset)
     splits = make_splits(dataset, cfg)
 
@@ -146,15 +153,12 @@ def _run_glm(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]
 
 def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: int, rep: int, fstar: float):
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, fold, rep]))
-    problem = _problem(split.X_train, split.y_train, cfg, public_row_norm(dataset, cfg))
+    problem = _problem(split.X_train, split.y_train, cfg, public_row_norm(dataset, cfg), dataset.info.get("feature_bound"))
     cls = algorithm_class(cfg.algorithm)
     ledger = None
     if cls.private:
-        options = algorithm.accountant_options()
-        if algorithm.accountant == "rdp":
-            options["conversion"] = cfg.privacy.conversion
-        ledger = Ledger(cfg.privacy.eps, cfg.privacy.delta, make_accountant(algorithm.accountant, **options))
-    tracer = Tracer(problem, ledger, every=cfg.trace_every, test=(split.X_test, split.y_test))
+        ledger = Ledger(cfg.privacy.eps, cfg.privacy.delta, run_accountant(algorithm, cfg))
+    tracer = Tracer(problem, ledger, every=cfg.trace_every, test=(split.X_test, split.y_test), nonprivate=cfg.trace_nonprivate)
 
     start = time.perf_counter()
     result = algorithm.fit(problem, ledger, rng, tracer)
@@ -186,7 +190,7 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
         "n_train": problem.n,
         "n_test": int(split.y_test.shape[0]),
         "dim": problem.dim,
-        **provenance_columns(cfg, dataset.checksum),
+        **provenance_columns(cfg, dataset.checksum, dataset.info["scaling"]),
     }
     trace = pd.DataFrame(tracer.rows) if tracer.rows else pd.DataFrame(columns=TRACE_COLUMNS[2:], dtype=float)
     trace.insert(0, "rep", rep)
@@ -198,10 +202,31 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
     return row, trace, summary
 
 
+def run_accountant(algorithm, cfg: RunConfig) -> Accountant:
+    """The accountant of one private run. RDP ledgers convert by ``privacy.conversion`` when the
+    releases are fixed in advance; for methods that stop adaptively (``adaptive_stopping``) a post-hoc
+    minimum over orders is not a proven guarantee, so — whatever ``privacy.conversion`` says — they
+    get a Rényi filter (:func:`~dpbench.privacy.filter.filter_accountant`)."""
+    options = algorithm.accountant_options()
+    if algorithm.accountant == "rdp" and cfg.privacy.sampler == "secure":
+        # the exact subsampled-Gaussian bound (Mironov, Talwar & Zhang 2019) is proven for continuous noise;
+        # chen_lee's Lemma 4 holds for any mechanism with the discrete Gaussian's (smaller) RDP curve
+        options["gaussian_amplification"] = "lemma4"
+    if algorithm.accountant != "rdp":
+        return make_accountant(algorithm.accountant, **options)
+    if algorithm.adaptive_stopping:
+        return filter_accountant(algorithm.planned_step(cfg.privacy.eps), cfg.privacy.eps, cfg.privacy.delta, **options)
+    return make_accountant("rdp", conversion=cfg.privacy.conversion, **options)
+
+
 def identity_columns(cfg: RunConfig) -> dict[str, Any]:
-    """The results columns that say what ran: paper, algorithm, dataset, model, loss, budget, accountant."""
+    """The results columns that say what ran: paper, algorithm, dataset, model, loss, budget, the
+    neighbouring relation and privacy unit the (ε, δ) is for, accountant, the RDP conversion its ledger
+    used and the rule that makes its ε a guarantee (:func:`run_accountant`)."""
     cls = algorithm_class(cfg.algorithm)
-    accountant = make_algorithm(cfg.algorithm, cfg.algorithm_params).accountant  # some methods choose it by a hyper-parameter
+    algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
+    accountant = algorithm.accountant  # some methods choose it by a hyper-parameter
+    run_rules = run_accountant(algorithm, cfg) if cls.private else None
     return {
         "paper": cls.paper,
         "algorithm": cfg.algorithm,
@@ -211,17 +236,25 @@ def identity_columns(cfg: RunConfig) -> dict[str, Any]:
         "eps": cfg.privacy.eps,
         "delta": cfg.privacy.delta,
         "private": cls.private,
+        "neighbouring": cls.neighbouring,
+        "privacy_unit": cls.privacy_unit,
         "accountant": accountant if cls.private else "none",
-        "conversion": cfg.privacy.conversion,
+        "conversion": getattr(run_rules, "conversion", cfg.privacy.conversion),
+        "sampler": cfg.privacy.sampler if cls.private else "none",
+        "stopping_rule": stopping_rule(run_rules, algorithm.adaptive_stopping) if cls.private else "none",
     }
 
 
-def provenance_columns(cfg: RunConfig, dataset_checksum: str) -> dict[str, Any]:
-    """The results columns that say where a row comes from: preset, hyper-parameters, data, config, version."""
+def provenance_columns(cfg: RunConfig, dataset_checksum: str, scaling: str = "none") -> dict[str, Any]:
+    """The results columns that say where a row comes from: preset, hyper-parameters, data (and how its
+    features were scaled), config, version. ``guarantee_valid`` is False when the data were prepared
+    with something the privacy guarantee does not cover (``data.scaling=whole_file``)."""
     return {
         "experiment": cfg.experiment,
         "variant": cfg.variant,
         "params": json.dumps(cfg.algorithm_params, sort_keys=True),
+        "scaling": scaling,
+        "guarantee_valid": scaling != "whole_file",
         "dataset_checksum": dataset_checksum,
         "config_hash": cfg.config_hash,
         "dpbench_version": __version__,
@@ -239,10 +272,12 @@ def _objectives(result: FitResult, problem: GLMProblem, split: Split) -> tuple[f
     return problem.evaluate_objective(result.w), test
 
 
-def _problem(X, y, cfg: RunConfig, row_norm_bound: float | None = None) -> GLMProblem:
+def _problem(X, y, cfg: RunConfig, row_norm_bound: float | None = None, feature_bound: float | None = None) -> GLMProblem:
+    """The training problem; the public bounds are the dataset's declared ones (``info["row_norm_bound"]``,
+    ``info["feature_bound"]``) and ``data.row_norm``, never read off the data."""
     return make_problem(
         X, y, loss=cfg.model.loss, reg=cfg.model.reg, l1_reg=cfg.model.l1_reg, public_row_norm=row_norm_bound,
-        **cfg.model.loss_params,
+        public_feature_bound=feature_bound, **cfg.model.loss_params,
     )
 
 

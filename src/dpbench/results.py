@@ -17,11 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from dpbench.schema import column_classes
 
 RESULTS_FILE = "results.parquet"
 TRACE_FILE = "trace.parquet"
 RUN_FILE = "run.json"
 ERROR_FILE = "error.json"
+CLASS_KEY = b"dpbench.class"  # parquet field metadata: the column's privacy class (dpbench.schema)
 
 log = logging.getLogger("dpbench")
 
@@ -46,9 +51,22 @@ def _atomic_write(path: Path, write) -> None:
         raise
 
 
-def write_parquet(df: pd.DataFrame, path: Path) -> None:
-    """Write ``df`` to ``path`` atomically: readers see the old file or the whole new one."""
-    _atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
+def write_parquet(df: pd.DataFrame, path: Path, table: str) -> None:
+    """Write ``df`` to ``path`` atomically: readers see the old file or the whole new one.
+
+    ``table`` (``results`` or ``trace``) stores each column's privacy class (:mod:`dpbench.schema`) as
+    field metadata ``dpbench.class``; an unclassified column is refused before anything is written."""
+    classes = column_classes(table, df.columns)
+    arrow = pa.Table.from_pandas(df, preserve_index=False)
+    fields = [f.with_metadata({**(f.metadata or {}), CLASS_KEY: classes[f.name].encode()}) for f in arrow.schema]
+    arrow = arrow.cast(pa.schema(fields, metadata=arrow.schema.metadata))
+    _atomic_write(path, lambda tmp: pq.write_table(arrow, tmp))
+
+
+def read_column_classes(path: Path) -> dict[str, str]:
+    """``{column: privacy class}`` as stored in a results or trace file (columns without one are left out)."""
+    schema = pq.read_schema(path)
+    return {f.name: f.metadata[CLASS_KEY].decode() for f in schema if f.metadata and CLASS_KEY in f.metadata}
 
 
 def write_json(obj: Any, path: Path) -> None:

@@ -9,6 +9,7 @@ from dpbench.errors import ConfigError
 from dpbench.privacy.accountant import Ledger, make_accountant
 from dpbench.privacy.events import ApproxDPEvent
 from dpbench.privacy.mechanisms import objective_perturbation_noise
+from dpbench.data import clip_rows
 from dpbench.problems import make_problem
 
 
@@ -49,13 +50,18 @@ def test_minimises_the_perturbed_objective_with_delta_two_lambda_over_eps(monkey
     assert ledger.eps_spent <= 0.5
 
 
-def test_refuses_rows_outside_the_unit_ball():
-    problem = _problem()
-    problem = make_problem(problem.X * 2.0, problem.y, loss="logistic", reg=0.001)
-    ledger = Ledger(1.0, 1e-8, make_accountant("approx"))
-    with pytest.raises(ConfigError, match="data.row_norm=1"):
-        ObjPert().fit(problem, ledger, np.random.default_rng(0), Tracer(problem, ledger))
-    assert ledger.entries == []  # refused before any release
+def test_rows_outside_the_unit_ball_are_clipped_never_checked():
+    """Rows of norm 2 (no public bound says otherwise): ObjPert neither looks at them nor aborts — it
+    trains on the rows clipped to norm 1, exactly as on data clipped beforehand (issue 16, hole 6)."""
+    base = _problem()
+    wide = make_problem(base.X * 2.0, base.y, loss="logistic", reg=0.001)
+    clipped = make_problem(clip_rows(base.X * 2.0, 1.0), base.y, loss="logistic", reg=0.001, public_row_norm=1.0)
+    results = []
+    for problem in (wide, clipped):
+        ledger = Ledger(1.0, 1e-8, make_accountant("approx"))
+        results.append(ObjPert().fit(problem, ledger, np.random.default_rng(0), Tracer(problem, ledger)).w)
+        assert ledger.eps_spent <= 1.0
+    assert np.array_equal(results[0], results[1])
 
 
 def test_refuses_the_hinge_loss(compose_run_config):

@@ -22,6 +22,7 @@ from dpbench.algorithms.output_perturbation import (
 from dpbench.privacy.accountant import Ledger, RDPAccountant
 from dpbench.privacy.events import GaussianEvent
 from dpbench.privacy.rdp import DEFAULT_ORDERS
+from dpbench.data import clip_rows
 from dpbench.problems import make_problem
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "algorithm"
@@ -76,10 +77,10 @@ def test_gd_sensitivity_is_the_closed_form():
 
 def test_gd_default_step_is_one_over_the_worst_case_smoothness():
     X, y = _data(200, 3, 1)
-    X[0] *= 2.0  # a row of norm 2: the public bound must say R = 2
+    X[0] *= 2.0  # a row of norm 2: with R = 1 it is clipped (never checked, issue 16 hole 6); R = 2 keeps it
     problem = make_problem(X, y, loss="huber_hinge", reg=0.001)
-    with pytest.raises(ValueError, match="row_bound = 1.0 .*data.row_norm=1.0"):
-        _fit(OutPertGD(), problem)
+    clipped = make_problem(clip_rows(X, 1.0), y, loss="huber_hinge", reg=0.001, public_row_norm=1.0)
+    assert np.array_equal(_fit(OutPertGD(), problem)[0].w, _fit(OutPertGD(), clipped)[0].w)
     result, _, _ = _fit(OutPertGD(row_bound=2.0), problem)
     beta = 1.0 * 4.0 + 0.001  # sup ℓ″ = 1/(2h) = 1 for h = 0.5
     assert result.info["step_size"] == pytest.approx(1 / beta, rel=1e-12)
@@ -194,11 +195,15 @@ def test_single_release_is_the_smallest_noise_that_fits(make, eps):
     np.testing.assert_allclose(result.w, clean + noise, rtol=1e-10, atol=1e-12)
 
 
-def test_trace_ends_with_the_noisy_release():
+def test_trace_ends_with_the_noisy_release_and_holds_non_private_iterates_only_when_asked():
     X, y = _data(300, 4, 5)
     problem = make_problem(X, y, loss="logistic", reg=0.001)
     for algo in (OutPertGD(iterations=40), OutPertRSGD(epochs=5, batch_size=30)):
-        result, ledger, tracer = _fit(algo, problem, eps=0.5)
+        result, ledger, tracer = _fit(algo, problem, eps=0.5)  # default: the public start and the release only
+        assert [r["iteration"] for r in tracer.rows] == [0, result.n_iterations]
+        ledger = _ledger(0.5)
+        tracer = Tracer(problem, ledger, nonprivate=True)
+        result = algo.fit(problem, ledger, np.random.default_rng(0), tracer)
         rows = tracer.rows
         assert [r["iteration"] for r in rows] == sorted({r["iteration"] for r in rows})
         assert rows[0]["iteration"] == 0 and rows[-1]["iteration"] == result.n_iterations

@@ -242,13 +242,18 @@ def test_small_budget_stays_private_and_runs_the_paper_round_count():
 
 
 # ----------------------------------------------------------------------------------- validation
-def test_features_beyond_the_public_bound_are_refused():
+def test_features_beyond_the_public_bound_are_clipped_never_checked():
+    """Entries up to 2 with B = 1: PrivGene does not look at them (no abort that would reveal the data)
+    but trains on entries clipped to [−B, B], exactly as on data clipped beforehand (issue 16, hole 6)."""
     X, y = _data(50, 3, seed=0)
     problem = make_problem(2.0 * X, y, loss="logistic", reg=0.001)
+    clipped = make_problem(np.clip(2.0 * X, -1.0, 1.0), y, loss="logistic", reg=0.001, public_feature_bound=1.0)
+    outputs = []
+    for prob in (problem, clipped):
+        ledger = Ledger(1.0, 1e-8, PureDPAccountant())
+        outputs.append(PrivGene(rounds=2).fit(prob, ledger, np.random.default_rng(0), Tracer(prob, ledger)).w)
+    assert np.array_equal(outputs[0], outputs[1])
     ledger = Ledger(1.0, 1e-8, PureDPAccountant())
-    with pytest.raises(ConfigError, match="feature_bound"):
-        PrivGene(rounds=2).fit(problem, ledger, np.random.default_rng(0), Tracer(problem, ledger))
-    assert ledger.entries == []
     # with clipping alone the bound is not needed: Δ' = C
     PrivGene(rounds=2, feature_bound=None, clip_obj=1.0).fit(problem, ledger, np.random.default_rng(0), Tracer(problem, ledger))
     assert len(ledger.entries) == 2

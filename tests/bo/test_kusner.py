@@ -197,7 +197,7 @@ def test_glm_config_hashes_do_not_change_with_the_bo_section(compose_run_config)
 @pytest.mark.parametrize("algorithm, target", [("kusner_alg1", "svm_rbf"), ("kusner_alg2", "logreg"), ("kusner_alg3", "logreg")])
 def test_a_tuning_job_spends_its_budget_and_reports_release_and_reference(compose_run_config, tmp_path, algorithm, target):
     cfg = compose_run_config(*SMALL, f"algorithm={algorithm}", f"bo.target={target}", "reps=4", "privacy.eps=2",
-                             "algorithm.iterations=6")
+                             "algorithm.iterations=6", "trace.nonprivate=true")  # GP-UCB's path is never released
     df = run_job(cfg, tmp_path)
     assert len(df) == 4 and (df["eps_spent"] <= 2.0).all() and (df["eps_spent"] >= 2.0 * (1 - 1e-12)).all()
     assert (df["delta_spent"] <= cfg.privacy.delta).all()
@@ -210,6 +210,10 @@ def test_a_tuning_job_spends_its_budget_and_reports_release_and_reference(compos
         assert df["released_index"].between(0, 11).all() and df["test_accuracy"].between(0, 1).all()
     assert df["validation_size"].eq(200).all() and df["rep"].tolist() == [0, 1, 2, 3]
     trace = pd.read_parquet(tmp_path / "trace.parquet")
+    default = compose_run_config(*SMALL, f"algorithm={algorithm}", f"bo.target={target}", "reps=4", "privacy.eps=2",
+                                 "algorithm.iterations=6")
+    run_job(default, tmp_path / "default")
+    assert pd.read_parquet(tmp_path / "default" / "trace.parquet").empty  # not written unless asked for
     assert len(trace) == 4 * 6 and (trace.groupby("rep")["best_so_far"].last().values == df["value_best_observed"].values).all()
     again = run_job(cfg, tmp_path)  # finished: skipped, identical
     pd.testing.assert_frame_equal(again, df)

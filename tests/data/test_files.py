@@ -65,7 +65,7 @@ def test_flipped_byte_raises_checksum_error_naming_file(shared_data, tmp_path, c
 
 def test_missing_file_names_file_location_url_and_checksum(tmp_path):
     with pytest.raises(DataError) as err:
-        load_dataset("ipums_us", {}, data_dir=tmp_path, allow_download=False)
+        load_dataset("ipums_us", {}, data_dir=tmp_path, allow_download=False, scaling="whole_file")
     message = str(err.value)
     assert "\n" not in message and not isinstance(err.value, ChecksumError)
     assert "IPUMS-US.dat" in message
@@ -166,7 +166,7 @@ def test_ipums_us_loads_from_a_verified_download(tmp_path, monkeypatch):
     data = _dat_bytes(30, 58)
     spec = RemoteFile("ipums_us", "IPUMS-US.dat", "ipums_us", _served(tmp_path, data), git_blob=_git_blob(data))
     monkeypatch.setattr(sources, "IPUMS_US_DAT", spec)
-    ds = load_dataset("ipums_us", {}, data_dir=tmp_path / "data", allow_download=True)
+    ds = load_dataset("ipums_us", {}, data_dir=tmp_path / "data", allow_download=True, scaling="whole_file")
     assert ds.X.shape == (30, 58) and ds.info["files"][0]["check"] == "git blob"
     assert ds.X.min() >= 0 and ds.X.max() <= 1 and set(np.unique(ds.y)) <= {-1.0, 1.0}
 

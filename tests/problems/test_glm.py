@@ -128,3 +128,27 @@ def test_an_inactive_clip_changes_nothing():
     bound = problem.max_row_norm  # sup|ℓ′| = 1: no per-example gradient exceeds it
     unclipped = problem.X.T @ (problem.loss.derivative(y * (problem.X @ w)) * y)
     np.testing.assert_array_equal(problem.clipped_gradient_sum(w, None, bound), unclipped)
+
+
+def test_within_clips_each_record_by_public_bounds_only():
+    """GLMProblem.within (issue 16, hole 6): rows clipped to the L2 bound and entries to ±B, each from its
+    own record alone (removing another record changes nothing), counts shared; a problem whose public
+    bounds already guarantee the restriction is returned as is — no look at the data either way."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(0.0, 2.0, size=(30, 4))
+    y = np.where(rng.random(30) < 0.5, -1.0, 1.0)
+    for data in (X, sp.csr_matrix(X)):
+        problem = make_problem(data, y, loss="logistic", reg=0.01)
+        restricted = problem.within(row_norm=1.5, feature_bound=1.0)
+        dense = restricted.X.toarray() if sp.issparse(restricted.X) else restricted.X
+        expected = np.clip(X, -1.0, 1.0)
+        expected *= np.minimum(1.0, 1.5 / np.linalg.norm(expected, axis=1))[:, None]
+        assert np.allclose(dense, expected, rtol=1e-14, atol=0.0)
+        assert restricted.public_row_norm == 1.5 and restricted.public_feature_bound == 1.0
+        assert restricted.counts is problem.counts
+        smaller = make_problem(data[1:], y[1:], loss="logistic", reg=0.01).within(row_norm=1.5, feature_bound=1.0)
+        assert np.array_equal(dense[1:], smaller.X.toarray() if sp.issparse(smaller.X) else smaller.X)
+    bounded = make_problem(np.clip(X, -1, 1), y, loss="logistic", reg=0.01, public_row_norm=2.0)
+    assert bounded.public_feature_bound == 2.0  # |x_ij| ≤ ‖x_i‖
+    assert bounded.within(row_norm=2.0, feature_bound=2.0) is bounded
+    assert bounded.within(row_norm=3.0) is bounded and bounded.within(row_norm=1.0) is not bounded

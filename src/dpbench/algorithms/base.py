@@ -14,6 +14,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+#: The neighbouring relations an :class:`Algorithm` may declare (``Algorithm.neighbouring``), each
+#: with its meaning; the class docstring says which methods satisfy which and why.
+NEIGHBOURING_RELATIONS: dict[str, str] = {
+    "add_remove": "one record added or removed; n may change",
+    "replace_one": "one record replaced by another; n fixed and public",
+    "zero_out": "one record replaced by a null record that contributes nothing; n fixed and public",
+    "replace_one_node_sample": "liu_dda: one sample of one node replaced; nodes and per-node q fixed and public",
+    "offsets_within_b_max": "han_pwa eq. (4): every offset b_i may move by at most b_max at once",
+    "add_remove_validation_row": "kusner_bo: one validation row added or removed; the configured |V| is public",
+    "none": "not private (reference baseline)",
+}
+
 
 @dataclass
 class FitResult:
@@ -40,11 +52,16 @@ class Tracer:
     ``max_points`` records over the number of iterations the algorithm announces with
     :meth:`plan` (every iteration when it announces none). ``test`` = (X_test, y_test) lets an
     algorithm log the test accuracy of its recorded iterates (:meth:`test_accuracy`), a measurement
-    like the objective.
+    like the objective. ``nonprivate`` (``trace.nonprivate``): whether iterates that are never
+    released — OutPert's gradient descent before its output is noised — may be traced at all; an
+    algorithm checks it before recording one.
     """
 
-    def __init__(self, problem, ledger, every: int = 0, max_points: int = 200, test: tuple | None = None) -> None:
+    def __init__(
+        self, problem, ledger, every: int = 0, max_points: int = 200, test: tuple | None = None, nonprivate: bool = False
+    ) -> None:
         self._problem = problem
+        self.nonprivate = nonprivate
         self._ledger = ledger
         self._test = test
         self._requested = every
@@ -98,6 +115,40 @@ class Algorithm:
     problem_kind : ``glm`` (a loss on a dataset of rows, :class:`~dpbench.problems.GLMProblem`) or
         ``pwa`` (han_pwa's piecewise-affine problem, :mod:`dpbench.pwa`); config checks that the
         dataset, the model and the algorithm agree on it
+    secure_sampler : False when some of its noise is drawn outside :mod:`dpbench.privacy.mechanisms`
+        (the DDA simulator's vectorised Gaussian, han_pwa's vector Laplace and MCMC, objective
+        perturbation), so ``privacy.sampler=secure`` cannot cover it; config then refuses the pair
+    adaptive_stopping : True when the method chooses what its next release costs from earlier noisy
+        outputs and stops when the budget cannot pay for it. Its RDP ledger is then a Rényi filter on
+        one order fixed before the run from :meth:`planned_step` (or a union filter over a fixed grid,
+        :mod:`dpbench.privacy.filter`), never a post-hoc minimum over orders
+    neighbouring : the neighbouring relation the charged sensitivities hold for AS IMPLEMENTED — the
+        pairs (D, D′) the ledger's (ε, δ) protects; one of :data:`NEIGHBOURING_RELATIONS`:
+
+        * ``add_remove`` — D′ is D with one record added or removed; n may change, so nothing that
+          is charged may depend on it;
+        * ``replace_one`` — one record replaced by any other; n is fixed and public. A clipped sum
+          then has sensitivity 2C (C under add/remove), and the charge must be the 2C one;
+        * ``zero_out`` — one record replaced by a *null record* that contributes nothing; n is fixed
+          and public (dp-accounting's ``NeighboringRelation.REPLACE_SPECIAL``). A method that uses
+          the training-set size n (normalisers, lot sizes, round counts, n·(μ/2)‖v‖² score terms)
+          as a public constant while charging add/remove sensitivities satisfies this relation, not
+          add/remove. What the null record contributes, per method: in DP-SGD a zero clipped
+          gradient (it is Poisson-sampled like any record, and the lot normaliser qn counts it); in
+          DP-BLSGD, DP-BLSGD-AC and DP-BLGD a zero clipped gradient and a zero clipped loss
+          min(ℓ, C_obj) = 0 in every Armijo query (L = qn, resp. n, counts it); in DP-AGD a zero
+          clipped gradient and a zero clipped loss in the noisy-min scores (n·(μ/2)‖v‖² counts it);
+          in PrivGene a zero clipped loss in the fitness φ (n·(μ/2)‖w‖² and r = nε/800 count it);
+        * ``replace_one_node_sample`` — liu_dda: one sample of one node's local dataset replaced by
+          another; the number of nodes and every node's q are fixed and public (dda/accounting.py);
+        * ``offsets_within_b_max`` — han_pwa eq. (4): the database is the offset vector b, and D′ may
+          move every offset at once, max_i |b_i − b_i′| ≤ b_max; A, the box and b_max are public;
+        * ``add_remove_validation_row`` — kusner_bo: one row added to or removed from the sensitive
+          validation set V (the pairs Assumption 1's k₁ is measured on, Fig. 1); the training set,
+          Λ and the configured |V| are public;
+        * ``none`` — non-private references (``private = False``)
+    privacy_unit : what one neighbouring step changes: ``record`` (a training row; liu_dda's node
+        sample is one), ``validation_row`` (kusner_bo) or ``offset_vector`` (han_pwa: all of b)
     """
 
     name: ClassVar[str]
@@ -108,6 +159,10 @@ class Algorithm:
     unsupported_reason: ClassVar[str] = ""
     supports_l1: ClassVar[bool] = False
     problem_kind: ClassVar[str] = "glm"
+    adaptive_stopping: ClassVar[bool] = False
+    secure_sampler: ClassVar[bool] = True
+    neighbouring: ClassVar[str]
+    privacy_unit: ClassVar[str] = "record"
 
     def _require_positive(self, *keys: str, allow_none: bool = False) -> None:
         """Raise a ValueError naming the first hyper-parameter in ``keys`` that is not finite and > 0
@@ -151,6 +206,12 @@ class Algorithm:
     def accountant_options(self) -> dict[str, Any]:
         """Extra options for this method's accountant (e.g. how subsampling is amplified)."""
         return {}
+
+    def planned_step(self, epsilon: float):
+        """For ``adaptive_stopping`` methods: the privacy event of one step as planned before any data
+        is seen (public values only), from which the Rényi filter's order is fixed
+        (:func:`~dpbench.privacy.filter.filter_accountant`); None when the method plans none."""
+        return None
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         raise NotImplementedError

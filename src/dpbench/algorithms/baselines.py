@@ -28,6 +28,8 @@ class NonPrivate(Algorithm):
     linear program, solved exactly (to HiGHS's 1e-7 feasibility tolerance) by scipy's HiGHS:
     min φ𝟏ᵀ(u + v) + (1/n)𝟏ᵀξ s.t. y_i x_iᵀ(u − v) + ξ_i ≥ 1, u, v, ξ ≥ 0, w = u − v.
     Its objective value is the F* of the suboptimality metric.
+
+    Neighbouring relation: ``none`` — it reads the data without noise and protects no one.
     """
 
     tol: float = 1e-10
@@ -36,6 +38,7 @@ class NonPrivate(Algorithm):
     name: ClassVar[str] = "nonprivate"
     paper: ClassVar[str] = "baseline"
     private: ClassVar[bool] = False
+    neighbouring: ClassVar[str] = "none"
     supports_l1: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
@@ -94,11 +97,14 @@ class NonPrivate(Algorithm):
 
 @dataclass
 class Majority(Algorithm):
-    """Predict the most frequent training label for every example (chen_lee Sec 5.3, Table 1)."""
+    """Predict the most frequent training label for every example (chen_lee Sec 5.3, Table 1).
+
+    Neighbouring relation: ``none`` — the label is released without noise."""
 
     name: ClassVar[str] = "majority"
     paper: ClassVar[str] = "baseline"
     private: ClassVar[bool] = False
+    neighbouring: ClassVar[str] = "none"
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         label = 1.0 if problem.y.sum() >= 0 else -1.0

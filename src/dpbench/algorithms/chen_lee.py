@@ -15,6 +15,10 @@ Our reading where the paper leaves room (each documented in ``conf/algorithm/*.y
   (amplification is superadditive). We amplify all releases on B together
   (:class:`~dpbench.privacy.accountant.PoissonBatch`): amp(Σ_k ε_k(α)) with Lemma 4. CHEB's
   second gradient is drawn on a fresh minibatch and amplified on its own.
+* **Stopping rule.** "Until no order can pay for the next gradient" (Sec 4.3) takes the best Rényi
+  order after the fact, which is proven only for compositions fixed in advance. The budget is
+  instead tracked by a Rényi filter on one order α*, fixed before the run from the planned step
+  (:meth:`planned_step`; :mod:`dpbench.privacy.filter`, Feldman & Zrnic 2021 Thm 3.1).
 * **Budget strategies** (Fig. 1e): ``adap`` is CHEB; ``must`` always raises ρ_grad; ``no``
   never raises a budget. All three still average the two gradients (Alg. 3 line 11).
 """
@@ -29,7 +33,7 @@ import numpy as np
 
 from dpbench.algorithms.base import Algorithm, FitResult, Tracer
 from dpbench.algorithms.sampling import poisson_subsample
-from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
+from dpbench.privacy.events import ComposedEvent, GaussianEvent, PoissonSampledEvent
 from dpbench.privacy.mechanisms import above_threshold, gaussian_mechanism
 from dpbench.privacy.sparse_vector import svt_noise
 
@@ -58,8 +62,11 @@ class LineSearchResult:
 class ArmijoQueries:
     """The queries of NoisyBTLS (chen_lee Alg. 1 line 7): q_i = f_B(w) − αη_i‖g‖² − f_B(w − η_i g)
     with η_i = η₀β^i and the clipped objective f_B(v) = Σ_{i∈B} min(ℓ_i(v), C_obj)/L + (μ/2)‖v‖².
-    Adding or removing one record moves every q_i by at most Δ_q = C_obj/L (Thm 1). Evaluated
-    lazily (``self(i)``), so a search that stops early pays for the candidates it looked at only."""
+    Replacing one record by a null record (zero clipped loss; n, hence L = ``normaliser``, fixed)
+    moves every q_i by at most Δ_q = C_obj/L (Thm 1). True add/remove also changes L when it is
+    computed from n (qn, or n for DP-BLGD), and then q_i can move by up to 2Δ_q: the methods are
+    ``zero_out`` (:class:`~dpbench.algorithms.base.Algorithm`). Evaluated lazily (``self(i)``), so a
+    search that stops early pays for the candidates it looked at only."""
 
     def __init__(self, problem, w, grad, batch, *, eta0, alpha, beta, obj_clip, normaliser) -> None:
         self._problem, self._w, self._grad, self._batch = problem, w, grad, batch
@@ -127,7 +134,15 @@ def noisy_btls(
 
 @dataclass
 class _ChenLeeBase(Algorithm):
-    """Hyper-parameters shared by DP-BLSGD, DP-BLSGD-AC and DP-BLGD (defaults: chen_lee Sec 5.4)."""
+    """Hyper-parameters shared by DP-BLSGD, DP-BLSGD-AC and DP-BLGD (defaults: chen_lee Sec 5.4).
+
+    Neighbouring relation: ``zero_out``. chen_lee's neighbours are add/remove (Sec 2, |D △ D′| = 1)
+    and Thm 1 clips a *summed* objective, but our reading normalises the gradient and every Armijo
+    query by L = qn (n for DP-BLGD), the training-set size read as public: with n fixed and the
+    record replaced by a null record (zero clipped gradient, zero clipped loss) the charged
+    Δ = C_grad and Δ_q = C_obj/L hold; under add/remove L moves and a query can move by 2Δ_q
+    (:class:`ArmijoQueries`).
+    """
 
     expected_iterations: float = 50.0  # ε_iter = ε/(2·50), Sec 5.4
     clip_grad: float = 3.0
@@ -146,6 +161,8 @@ class _ChenLeeBase(Algorithm):
 
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "rdp"
+    neighbouring: ClassVar[str] = "zero_out"  # L = qn (or n) is public: see the class docstring
+    adaptive_stopping: ClassVar[bool] = True  # Alg. 2 lines 21–22: spend until no step can be paid for
 
     def __post_init__(self) -> None:
         self._require_positive("expected_iterations", "clip_grad", "clip_obj", "alpha", "eta0", "varsigma")
@@ -179,6 +196,14 @@ class _ChenLeeBase(Algorithm):
         budget_kw = {"epsilon": budget} if self.noise == "laplace" else {"rho": budget}
         return svt_noise(self.noise, sensitivity=clip_obj / normaliser, **budget_kw).event
 
+    def planned_step(self, epsilon: float):
+        """One iteration as planned: the noisy gradient and one NoisyBTLS at the initial budgets
+        (Sec 5.4), on one Poisson batch of rate q for the subsampled methods (priced jointly, as
+        :class:`~dpbench.privacy.accountant.PoissonBatch` does)."""
+        rho_grad, bt_budget = self._initial_budgets(epsilon)
+        joint = ComposedEvent((self._gradient_event(rho_grad), self._line_search_event(bt_budget, 1.0, self.clip_obj)))
+        return _subsampled(joint, getattr(self, "sampling_rate", 1.0))
+
     @staticmethod
     def _gradient_event(rho: float) -> GaussianEvent:
         return GaussianEvent(1.0 / math.sqrt(2.0 * rho))
@@ -205,7 +230,10 @@ class _ChenLeeBase(Algorithm):
 class DPBLSGD(_ChenLeeBase):
     """DP-BLSGD, chen_lee Alg. 2: Poisson minibatches at rate q, a clipped noisy gradient, NoisyBTLS
     for the step, CHEB (Alg. 3) when the search fails, intelligent backtracking (Sec 4.2), and RDP
-    budget tracking until no order can pay for the next gradient (Sec 4.3)."""
+    budget tracking until the Rényi filter cannot pay for the next gradient (Sec 4.3).
+
+    Neighbouring relation ``zero_out`` (inherited): the Poisson rate q is public, but the normaliser
+    L = qn of the gradient and of every Armijo query uses the training-set size n."""
 
     sampling_rate: float = 0.1
     xi: float = 0.3
@@ -303,7 +331,8 @@ class DPBLSGD(_ChenLeeBase):
 @dataclass
 class DPBLSGDAC(DPBLSGD):
     """DP-BLSGD-AC (chen_lee Sec 4.4): DP-BLSGD that shrinks C_grad and C_obj by (1 − ζ), at most
-    once per update, whenever CHEB raises ρ_grad (eq. (9))."""
+    once per update, whenever CHEB raises ρ_grad (eq. (9)). Neighbouring relation ``zero_out``, as
+    DP-BLSGD (L = qn; the shrunk clips are functions of earlier releases only)."""
 
     adaptive_clipping: bool = True
 
@@ -314,7 +343,10 @@ class DPBLSGDAC(DPBLSGD):
 class DPBLGD(_ChenLeeBase):
     """DP-BLGD (chen_lee Sec 5.3): full-batch DP-BLSGD with DP-AGD's budget-increase rule (Lee &
     Kifer 2018): when NoisyBTLS fails, raise ρ_grad to (1 + γ)ρ_grad, draw a fresh noisy gradient
-    with the extra budget ρ_new − ρ_old and average the two weighted by their budgets."""
+    with the extra budget ρ_new − ρ_old and average the two weighted by their budgets.
+
+    Neighbouring relation ``zero_out`` (inherited): the full-batch normaliser is L = n itself, so
+    removing a record changes every Armijo query's denominator (up to 2·C_obj/n per query)."""
 
     gamma: float = 0.1
 

@@ -34,6 +34,15 @@ class DPSGD(Algorithm):
     clip : per-example gradient clipping norm C (chen_lee eq. (6))
     batch_size : expected lot size L (q = L/n); None means ⌊√n + 10⌋
     max_iterations : optional cap on the number of steps (None: until the budget is spent)
+
+    Neighbouring relation: ``zero_out``. The clipped sum has sensitivity C under add/remove, but the
+    run reads the training-set size n as public: the rate q = L/n (L = ⌊√n + 10⌋ by default) sets the
+    Poisson sampling and the step divides the noisy sum by qn. Under true add/remove q moves with n,
+    so every other record's inclusion probability changes and the Poisson-subsampled Gaussian the
+    accountant prices is not the mechanism run on D′; qn moves too when q = 1 (n ≤ 13 by default)
+    or L jumps, and then the normalised input Σ_B clip(∇ℓ_i)/(qn) can move by 2C/(qn), twice the
+    charge. With n fixed and the record replaced by a null record (zero clipped gradient, sampled
+    like any record) Δ = C holds and the Poisson amplification applies as charged.
     """
 
     noise_multiplier: float = 4.0
@@ -45,6 +54,7 @@ class DPSGD(Algorithm):
     name: ClassVar[str] = "dp_sgd"
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "rdp"
+    neighbouring: ClassVar[str] = "zero_out"
 
     def __post_init__(self) -> None:
         self._require_positive("noise_multiplier", "learning_rate", "clip")

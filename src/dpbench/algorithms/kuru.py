@@ -56,6 +56,11 @@ class _KuruMethod(Algorithm):
     l1_clip : C, per-example gradient L1 clipping; the L1 sensitivity is S₁ = 2C (eq. 5.2)
     smoothness : L, a public smoothness constant (module docstring)
     initial_value : x₀ = initial_value·𝟏
+
+    Neighbouring relation: ``replace_one``. kuru_acc's neighbours have Hamming distance 1 with n
+    fixed (Def. A.2, eq. (3.2) "changing Y and Y′ in one data item"); the charge is the replace-one
+    S₁ = 2C (eq. 5.2) on a mean over m, amplified for m of n drawn without replacement (eq. 3.3),
+    and the noise scales b_t (eqs. 3.4–3.5, problem 4.4, T′ of Remark 4.1) are functions of n.
     """
 
     iterations: int = 100
@@ -67,6 +72,7 @@ class _KuruMethod(Algorithm):
 
     paper: ClassVar[str] = "kuru_acc"
     accountant: ClassVar[str] = "pure"
+    neighbouring: ClassVar[str] = "replace_one"
     supported_losses: ClassVar[frozenset[str] | None] = frozenset({"logistic", "huber_hinge"})
     unsupported_reason: ClassVar[str] = "the methods and their step sizes assume a smooth loss"
 

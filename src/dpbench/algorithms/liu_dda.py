@@ -72,6 +72,13 @@ class _DDAMethod(Algorithm):
     noise : ``rdp`` or ``theorem1`` (module docstring)
     delta0 : δ₀ of Theorem 1 (0.01 in Sec. 5.1), used by ``theorem1`` only
     schedule : ``auto`` (the model's: l2 for μ, l1 for φ, Sec. 5.2/5.3), ``l2`` or ``l1``
+
+    Neighbouring relation: ``replace_one_node_sample`` — one sample of one node replaced (liu_dda
+    Sec. 2, the threat model of :mod:`dpbench.dda.accounting`): every release is charged the
+    replace-one sensitivity 2L of a subgradient clipped to L, amplified as one of q samples drawn
+    without replacement. The seeded split (:func:`~dpbench.dda.simulator.split_rows`) permutes the
+    N rows and gives every node q = ⌊N/n⌋ of them, so N is public: adding or removing a row
+    re-deals every node's data and is not covered.
     """
 
     n_nodes: int = 20
@@ -83,6 +90,8 @@ class _DDAMethod(Algorithm):
     schedule: str = "auto"
 
     paper: ClassVar[str] = "liu_dda"
+    neighbouring: ClassVar[str] = "replace_one_node_sample"
+    secure_sampler: ClassVar[bool] = False  # the simulator draws every node's Gaussian in one vectorised call
     supported_losses: ClassVar[frozenset[str] | None] = frozenset({"hinge"})
     unsupported_reason: ClassVar[str] = "Algorithm 1 is run on the hinge-loss SVM of Sec. 5 (eq. (27))"
     supports_l1: ClassVar[bool] = True

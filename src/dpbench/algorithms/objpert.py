@@ -5,8 +5,9 @@ Minimise J(w) = F(w) + (Δ/(2n))‖w‖² + bᵀw/n exactly, where F is the run'
 Δ = 2λ/ε and b ~ N(0, σ²I) with σ² = ζ²(8 ln(2/δ) + 4ε)/ε²
 (:func:`~dpbench.privacy.mechanisms.objective_perturbation_noise`). The guarantee needs
 per-example gradients bounded by ζ and rank-one Hessians bounded by λ: for a GLM with ‖x_i‖ ≤ 1,
-ζ = sup|ℓ′| = 1 and λ = sup ℓ″ (logistic 1/4, Huberized hinge 1/(2h)); so rows must be clipped
-to norm 1 (``conf/algorithm/objpert.yaml`` sets ``data.row_norm: 1``, as the public DP-AGD code
+ζ = sup|ℓ′| = 1 and λ = sup ℓ″ (logistic 1/4, Huberized hinge 1/(2h)); so the method trains on
+rows clipped to norm 1 (:meth:`~dpbench.problems.GLMProblem.within`, a no-op when the public bound
+is already 1: ``conf/algorithm/objpert.yaml`` sets ``data.row_norm: 1``, as the public DP-AGD code
 normalises rows for this method) and the hinge loss is refused. The minimiser is computed by
 L-BFGS to a tight tolerance; the theorem assumes the exact one.
 """
@@ -21,13 +22,20 @@ import numpy as np
 from scipy.optimize import minimize
 
 from dpbench.algorithms.base import Algorithm, FitResult, Tracer
-from dpbench.errors import ConfigError
 from dpbench.privacy.mechanisms import objective_perturbation_noise
 
 
 @dataclass
 class ObjPert(Algorithm):
-    """Objective perturbation with Gaussian noise (module docstring); ``tol`` is L-BFGS's gradient tolerance."""
+    """Objective perturbation with Gaussian noise (module docstring); ``tol`` is L-BFGS's gradient tolerance.
+
+    Neighbouring relation: ``replace_one``. Kifer, Smith & Thakurta's Thm 2 (like Chaudhuri et al.
+    2011) is proved for datasets differing in one entry with n fixed: the noise b that maps D's
+    minimiser w to itself on D′ shifts by ∇ℓ_z(w) − ∇ℓ_z′(w), of norm ≤ 2ζ, which is what
+    σ² = ζ²(8 ln(2/δ) + 4ε)/ε² is calibrated to. J divides Δ and b by the training-set size n while
+    F's (μ/2)‖w‖² is not a sum over records, so under add/remove (n → n − 1) the shift is
+    ∇ℓ_z(w) + μw instead, unbounded in ‖w‖.
+    """
 
     tol: float = 1e-10
     max_iter: int = 20_000
@@ -35,6 +43,8 @@ class ObjPert(Algorithm):
     name: ClassVar[str] = "objpert"
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "approx"
+    secure_sampler: ClassVar[bool] = False  # its Gaussian linear term has no discrete version here
+    neighbouring: ClassVar[str] = "replace_one"
     supported_losses: ClassVar[frozenset[str]] = frozenset({"logistic", "huber_hinge"})
     unsupported_reason: ClassVar[str] = "objective perturbation needs a loss with a bounded second derivative"
 
@@ -43,8 +53,7 @@ class ObjPert(Algorithm):
             raise ValueError(f"objpert needs tol > 0 and max_iter ≥ 1, got tol={self.tol}, max_iter={self.max_iter}")
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
-        if problem.max_row_norm > 1.0 + 1e-12:
-            raise ConfigError("objpert needs every row to have L2 norm ≤ 1: set data.row_norm=1")
+        problem = problem.within(row_norm=1.0)  # Thm 2 needs ‖x_i‖ ≤ 1: rows beyond a public bound of 1 are clipped
         n, epsilon = problem.n, ledger.epsilon
         curvature = problem.loss.smoothness  # λ for ‖x‖ ≤ 1
         extra_reg = 2.0 * curvature / epsilon  # Δ = 2λ/ε

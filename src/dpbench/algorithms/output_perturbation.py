@@ -59,12 +59,9 @@ class OutputPerturbationError(ConfigError, ValueError):
 # --------------------------------------------------------------------------------------- constants
 def public_constants(name: str, problem, row_bound: float) -> tuple[float, float]:
     """(G, β̄) = (sup|ℓ′|·R, sup ℓ″·R² + μ) for the public row bound R = ``row_bound``, after checking
-    the loss, μ and that every row respects R."""
+    the loss and μ (public). The methods train on ``problem.within(row_norm=R)``, so every row respects
+    R without anyone looking at the data."""
     _check_problem(name, problem)
-    if problem.max_row_norm > row_bound * (1.0 + 1e-12):
-        raise OutputPerturbationError(
-            f"{name} needs every row to have L2 norm ≤ row_bound = {row_bound} (a public bound): set data.row_norm={row_bound}"
-        )
     return problem.loss.lipschitz * row_bound, problem.loss.smoothness * row_bound**2 + problem.reg
 
 
@@ -89,8 +86,6 @@ def _check_problem(name: str, problem) -> None:
         raise OutputPerturbationError(
             f"{name} needs a strongly convex objective: the L2 coefficient μ (model.reg) must be > 0, got {problem.reg}"
         )
-    if not problem.max_row_norm > 0:
-        raise OutputPerturbationError(f"{name}: every row of X is zero")
 
 
 def _gradient_sum(problem, w: np.ndarray, idx: np.ndarray | None, lipschitz: float) -> np.ndarray:
@@ -156,6 +151,8 @@ class OutPertGD(Algorithm):
     ≤ 2G/n when a record is added to or removed from D (|D| = n): (1/n)‖∇ℓ_z − mean_{D∖z}∇ℓ‖ and
     (1/(n+1))‖∇ℓ_z − mean_D ∇ℓ‖ are both ≤ 2G/n; the remaining gap to dpbench's add/remove
     accounting is that n (hence Δ) is treated as public, as DP-SGD's 1/(qn) normalisation does.
+    The declared relation is therefore ``replace_one``: Δ_T carries the replace-one gap 2G/n and
+    n is public.
     """
 
     iterations: int = 50
@@ -165,6 +162,7 @@ class OutPertGD(Algorithm):
     name: ClassVar[str] = "outpert_gd"
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "rdp"
+    neighbouring: ClassVar[str] = "replace_one"
     supported_losses: ClassVar[frozenset[str]] = SMOOTH_LOSSES
     unsupported_reason: ClassVar[str] = UNSUPPORTED_REASON
 
@@ -186,6 +184,7 @@ class OutPertGD(Algorithm):
         )
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
+        problem = problem.within(row_norm=self.row_bound)
         sensitivity = self.sensitivity(problem)
         lipschitz, beta = public_constants(self.name, problem, self.row_bound)
         eta = self.step(problem)
@@ -193,8 +192,8 @@ class OutPertGD(Algorithm):
         tracer.plan(T)
         tracer.record(0, np.zeros(problem.dim), step_size=0.0)
 
-        def observe(t: int, w: np.ndarray) -> None:  # non-private iterates, measured only (t < T)
-            if t < T:
+        def observe(t: int, w: np.ndarray) -> None:  # non-private iterates: traced only when asked (t < T)
+            if t < T and tracer.nonprivate:
                 tracer.record(t, w, step_size=eta)
 
         w_T = gradient_descent(problem, step=eta, iterations=T, lipschitz=lipschitz, callback=observe)
@@ -304,7 +303,9 @@ class OutPertRSGD(Algorithm):
     sensitivity" (the RDP of the mixture over the record's uniformly random batch,
     (1/(α−1))·log((1/m)Σ_k exp(α(α−1)(Δ^{(k)})²/(2s²))) for noise std s) would need a mixture event
     that dpbench's accountants do not have; we charge the worst case, which is an upper bound.
-    Add/remove-one is not covered as such: adding a record shifts the permutation's batches.
+    Add/remove-one is not covered as such: adding a record shifts the permutation's batches (and
+    the batch sizes and m are functions of n). The declared relation is ``replace_one``: eq. (RS-1)
+    charges the replace-one jump 2Gη_t/|B_k| with n, the permutation and the batches public.
     """
 
     epochs: int = 10
@@ -317,6 +318,7 @@ class OutPertRSGD(Algorithm):
     name: ClassVar[str] = "outpert_rsgd"
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "rdp"
+    neighbouring: ClassVar[str] = "replace_one"
     supported_losses: ClassVar[frozenset[str]] = SMOOTH_LOSSES
     unsupported_reason: ClassVar[str] = UNSUPPORTED_REASON
 
@@ -350,6 +352,7 @@ class OutPertRSGD(Algorithm):
         return rsgd_sensitivities(sizes, steps, lipschitz=lipschitz, mu=problem.reg, beta=beta, averaging=self.averaging)
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
+        problem = problem.within(row_norm=self.row_bound)
         per_batch = self.sensitivities(problem)
         sensitivity = float(per_batch.max())
         sizes, steps = self.schedule(problem)
@@ -359,8 +362,8 @@ class OutPertRSGD(Algorithm):
         tracer.plan(n_steps)
         tracer.record(0, np.zeros(problem.dim), step_size=0.0)
 
-        def observe(t: int, w: np.ndarray) -> None:  # raw non-private iterates, measured only (t < N)
-            if t < n_steps:
+        def observe(t: int, w: np.ndarray) -> None:  # raw non-private iterates: traced only when asked (t < N)
+            if t < n_steps and tracer.nonprivate:
                 tracer.record(t, w, step_size=float(step_of[t - 1]))
 
         lipschitz, beta = public_constants(self.name, problem, self.row_bound)

@@ -50,8 +50,8 @@ w = 0 the norm term vanishes: Δ'_1 = min(C, 2·G·B·δ₀).
 *The exponent.* By default (``tight=False``) selection uses k = ε_sel/(2Δ'_t): the public DP-AGD
 code (``algo/privgene.py``) selects with exp(ε_iter·u/(4·C_L·δ_t)) with C_L = 1 for logistic
 regression and features in [0, 1], i.e. exactly k = ε/(2Δ') for our Δ' = 2δ_t. That form is
-ε-DP for replace-one neighbours (there a difference moves by ≤ 2Δ'), and (ε/2)-DP for the
-add/remove neighbours of the rest of dpbench; we still charge the full ε_sel, so the benchmark
+ε-DP for replace-one neighbours (there a difference moves by ≤ 2Δ'), and (ε/2)-DP for
+add/remove and zero-out neighbours; we still charge the full ε_sel, so the benchmark
 runs PrivGene as chen_lee did. ``tight=True`` uses k = ε_sel/Δ'_t, ε-DP under add/remove by the
 argument above. Both are the sampling law of
 :func:`~dpbench.privacy.mechanisms.exponential_mechanism` with sensitivity Δ'_t (``monotonic``
@@ -227,9 +227,19 @@ class PrivGene(Algorithm):
     mutation_scale : δ₀, the first round's move size
     mutation_decay : γ, δ_{t+1} = γ·δ_t
     clip_obj : C, the fitness clipping min(ℓ_i, C); None = unclipped (needs feature_bound)
-    feature_bound : B, a public bound on every |x_ij| (None: use C alone); checked on the data
+    feature_bound : B, a public bound on every |x_ij| (None: use C alone); the method trains on entries
+        clipped to [−B, B] unless the dataset's public bound already guarantees it
     tight : False = exp(εu/(2Δ')) as DP-AGD's code; True = exp(εu/Δ') (module docstring)
     init_scale : w₀ ~ N(0, init_scale²·I); 0 = start at the origin (DP-AGD)
+
+    Neighbouring relation: ``zero_out``. Each selection's Δ'_t already covers the n·(μ/2)‖w‖² term
+    under add/remove (module docstring), but by default the number of rounds r = round(nε/800)
+    (:meth:`n_rounds`), hence ε_sel = ε/r, is a function of the training-set size n: where
+    r(n) ≠ r(n − 1) the outputs on D and D minus a record lie on disjoint sets (r vs r − 1 moves of
+    sizes δ₁, δ₂, … from the default start 0), so no ε covers the pair. With n fixed and the record
+    replaced by a null record (zero clipped loss in φ) r is unchanged and every fitness difference
+    moves by at most min(C, G·B·D₁) ≤ Δ'_t. (With ``rounds`` set explicitly the selections are
+    add/remove-correct; the class default is the DP-AGD scripts' r = nε/800.)
     """
 
     rounds: int | None = None
@@ -248,6 +258,7 @@ class PrivGene(Algorithm):
     name: ClassVar[str] = "privgene"
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "pure"
+    neighbouring: ClassVar[str] = "zero_out"
     supported_losses: ClassVar[frozenset[str] | None] = None
 
     def __post_init__(self) -> None:
@@ -309,21 +320,10 @@ class PrivGene(Algorithm):
         population[np.arange(m), coords] += signs
         return population
 
-    def _check_features(self, problem) -> None:
-        if self.feature_bound is None:
-            return
-        X = problem.X
-        largest = float(abs(X).max()) if X.shape[0] and X.shape[1] else 0.0
-        if largest > self.feature_bound:
-            raise ConfigError(
-                f"privgene assumes every |x_ij| ≤ feature_bound = {self.feature_bound} (its sensitivity uses it), "
-                f"but the data exceed it: min–max scale the features, raise algorithm.feature_bound, "
-                f"or set algorithm.feature_bound=null to rely on clip_obj alone"
-            )
-
     # ------------------------------------------------------------------ the method
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
-        self._check_features(problem)
+        if self.feature_bound is not None:  # the sensitivity uses |x_ij| ≤ B: entries beyond a public B are clipped
+            problem = problem.within(feature_bound=self.feature_bound)
         d = problem.dim
         pop_size = 2 * d if self.population_size is None else self.population_size
         if self.n_parents > pop_size:

@@ -2,14 +2,19 @@
 
 Every control here must come out as a violation (the CLI reports "caught"; "MISSED" fails the run):
 they show the auditor has the power to catch the mistakes it exists for. The broken samplers are
-small local functions, clearly labelled; none of them is used anywhere else in dpbench.
+small local functions, clearly labelled; none of them is used anywhere else in dpbench — except
+:func:`numpy_laplace_float_hole`, which is dpbench's own ``laplace_mechanism`` under the default numpy
+sampler, broken in floating point (Mironov 2012; the reason for ``privacy.sampler=secure``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from dpbench.audit.core import Target
+from dpbench.audit.float_attack import numpy_laplace_producible
 from dpbench.audit.targets import DELTA, ample_ledger, claimed_epsilon, laplace_target
 from dpbench.privacy.events import GaussianEvent
 from dpbench.privacy.mechanisms import gaussian_mechanism, laplace_mechanism
@@ -20,6 +25,7 @@ __all__ = [
     "laplace_halved_noise",
     "laplace_l2_calibrated",
     "laplace_noise_reused",
+    "numpy_laplace_float_hole",
     "svt_lyu_alg5",
     "svt_lyu_alg6",
 ]
@@ -121,3 +127,16 @@ def laplace_noise_reused(epsilon: float = 1.0) -> Target:
     return Target("control_laplace_noise_reused", epsilon, 0.0,
                   lambda side, n, rng: _broken_reused_noise(np.zeros((n, 2)) + values[side], rng, epsilon),
                   pair="q(D) = (0, 0), q(D′) = (1, −1), one Laplace draw added to both", proof="(broken) noise reuse")
+
+
+def numpy_laplace_float_hole(epsilon: float = 1.0) -> Target:
+    """BROKEN in floating point: ``laplace_mechanism`` under the numpy sampler, f(D) = 0 vs f(D′) = 1, claimed
+    ε-DP. The statistic is whether an output could have been produced on f(D′) = 1
+    (:func:`~dpbench.audit.float_attack.numpy_laplace_producible`): about 82% of D's outputs cannot, every
+    one of D′'s can, so P_D[not producible] ≈ 0.82 against 0 (Mironov 2012)."""
+    base = laplace_target(epsilon, name="control_numpy_laplace_float_hole")
+    return dataclasses.replace(
+        base, statistic=lambda y: numpy_laplace_producible(y, 1.0, 1.0 / epsilon).astype(np.float64),
+        pair="f(D) = 0, f(D′) = 1; T(y) = [y is a float output of 1 + numpy's Laplace draw]",
+        proof="(broken in floating point) numpy Laplace sampler, Mironov CCS 2012",
+    )

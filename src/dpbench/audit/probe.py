@@ -9,6 +9,10 @@ one; the scores come from the public function or its public probabilities. Only 
 law sampled in bulk. A change to the mechanism's noise or selection rule therefore fails the probe
 instead of being audited silently on a stale copy. (A vectorised sampler in
 :mod:`dpbench.privacy.mechanisms`, like ``sample_above_threshold``, would remove the need.)
+
+The secure sampler's draws are exact integers, not numpy's continuous draws, so its targets sample
+the sampler's own vectorised primitive instead, after :func:`probe_same_release` has checked, call
+by call, that the public mechanism releases exactly what that primitive draws from the same seed.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["RecordingGenerator", "probe_argmax_mechanism"]
+__all__ = ["RecordingGenerator", "probe_argmax_mechanism", "probe_same_release"]
 
 PROBE_CALLS = 64
 
@@ -66,3 +70,14 @@ def probe_argmax_mechanism(
         if index != int(np.argmax(scores + draw)):
             best = int(np.argmax(scores + draw))
             raise AssertionError(f"probe call {call}: released {index}, argmax(scores + noise) is {best}")
+
+
+def probe_same_release(release: Callable[[np.random.Generator], object], primitive: Callable[[np.random.Generator], object],
+                       calls: int = PROBE_CALLS) -> None:
+    """Raise unless ``release(rng)`` equals ``primitive(rng)`` exactly for fresh generators seeded
+    0 … ``calls`` − 1: the mechanism releases exactly the primitive's draw (same calibration, same
+    randomness)."""
+    for seed in range(calls):
+        got, want = release(np.random.default_rng(seed)), primitive(np.random.default_rng(seed))
+        if not np.array_equal(np.asarray(got), np.asarray(want)):
+            raise AssertionError(f"probe seed {seed}: the mechanism released {got!r}, its sampler primitive draws {want!r}")

@@ -17,6 +17,7 @@ import pandas as pd
 
 from dpbench.audit import algorithm_targets as alg
 from dpbench.audit import controls as ctl
+from dpbench.audit import secure_targets as sec
 from dpbench.audit import targets as prim
 from dpbench.audit.core import (
     DEFAULT_N,
@@ -48,6 +49,12 @@ TARGETS: dict[str, Callable[[], Target]] = {
     "objective_perturbation": alg.objective_perturbation_target,
     "bo_v_tilde": alg.bo_value_target,
     "bo_lambda_tilde": alg.bo_lambda_target,
+    "secure_laplace": sec.secure_laplace_target,
+    "secure_gaussian": sec.secure_gaussian_target,
+    "secure_report_noisy_max": sec.secure_report_noisy_max_target,
+    "secure_exponential": sec.secure_exponential_target,
+    "secure_above_threshold_laplace": partial(prim.above_threshold_target, "laplace", sampler="secure"),
+    "secure_above_threshold_gaussian": partial(prim.above_threshold_target, "gaussian", sampler="secure"),
 }
 """Real mechanisms: each must NOT be a violation."""
 
@@ -58,6 +65,7 @@ CONTROLS: dict[str, Callable[[], Target]] = {
     "control_svt_lyu_alg6": ctl.svt_lyu_alg6,
     "control_laplace_l2_calibrated": ctl.laplace_l2_calibrated,
     "control_laplace_noise_reused": ctl.laplace_noise_reused,
+    "control_numpy_laplace_float_hole": ctl.numpy_laplace_float_hole,
 }
 """Deliberately broken mechanisms: each MUST be a violation."""
 

@@ -23,6 +23,7 @@ from dpbench.privacy.mechanisms import (
     report_noisy_max,
     sample_above_threshold,
 )
+from dpbench.privacy.samplers import use_sampler
 from dpbench.privacy.sparse_vector import svt_noise
 from dpbench.pwa.mechanisms import exponential_mcmc, laplace_solution
 from dpbench.pwa.problem import PWAProblem
@@ -152,10 +153,13 @@ def report_noisy_max_target(epsilon: float = 1.0, *, monotonic: bool = True) -> 
                   proof="report noisy max, Dwork & Roth 2014 Claim 3.9" + (" (monotone queries)" if monotonic else ""))
 
 
-def above_threshold_target(noise: str = "laplace", *, epsilon: float = 1.0, rho: float = 0.05) -> Target:
-    """``sample_above_threshold`` (the vectorised AboveThreshold sharing ``svt_noise`` with the mechanism
-    NoisyBTLS calls) on chen_lee App. B's worst case :data:`SVT_D` / :data:`SVT_D_PRIME`, threshold 0.
-    Laplace: ε-DP (chen_lee Lemma 5). Gaussian: (α, αρ)-RDP (chen_lee Thm 3), claimed at δ = 10⁻⁵."""
+def above_threshold_target(noise: str = "laplace", *, epsilon: float = 1.0, rho: float = 0.05,
+                           sampler: str = "numpy") -> Target:
+    """``sample_above_threshold`` (the vectorised AboveThreshold sharing ``svt_noise`` and the noise draws
+    with the mechanism NoisyBTLS calls) on chen_lee App. B's worst case :data:`SVT_D` / :data:`SVT_D_PRIME`,
+    threshold 0. Laplace: ε-DP (chen_lee Lemma 5). Gaussian: (α, αρ)-RDP (chen_lee Thm 3), claimed at
+    δ = 10⁻⁵. ``sampler="secure"``: the same under the secure sampler (target ``secure_above_threshold_*``:
+    exact discrete noise on a grid, calibrated to the rounded queries' sensitivity)."""
     if noise == "laplace":
         budget, claim, delta = {"epsilon": epsilon}, epsilon, 0.0
     else:
@@ -164,9 +168,11 @@ def above_threshold_target(noise: str = "laplace", *, epsilon: float = 1.0, rho:
     queries = (SVT_D, SVT_D_PRIME)
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
-        return sample_above_threshold(queries[side], 0.0, sensitivity=1.0, rng=rng, size=n, noise=noise, **budget)
+        with use_sampler(sampler):
+            return sample_above_threshold(queries[side], 0.0, sensitivity=1.0, rng=rng, size=n, noise=noise, **budget)
 
-    return Target(f"above_threshold_{noise}", claim, delta, sample,
+    prefix = "" if sampler == "numpy" else f"{sampler}_"
+    return Target(f"{prefix}above_threshold_{noise}", claim, delta, sample,
                   pair="q(D) = 0⁹, q(D′) = (1⁸, −1), Δ = 1, T = 0 (chen_lee App. B)",
                   proof="chen_lee Lemma 5 (Laplace)" if noise == "laplace"
                   else f"chen_lee Thm 3, ρ = {rho:g}, RDP → (ε, δ)")

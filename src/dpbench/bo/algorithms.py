@@ -82,10 +82,21 @@ class BORelease:
 
 
 class BOAlgorithm(Algorithm):
-    """A kusner_bo method: tunes bo.target's hyper-parameters on a sensitive validation set."""
+    """A kusner_bo method: tunes bo.target's hyper-parameters on a sensitive validation set.
+
+    Neighbouring relation: ``add_remove_validation_row`` (privacy unit: one row of V). The paper
+    defines neighbours by swapping one validation record (Sec. 2), but the k₁(V, V′) that Assumption
+    1 — hence c in every Algorithm 1–2 sensitivity — is set from is measured on add/remove pairs
+    (Fig. 1, :class:`KusnerMTGPLikelihood`), and nothing charged reads |V| except Algorithm 3's
+    g*/m with m the public ``bo.validation_size``, which bounds a mean over V of gains in [0, g*]
+    under adding or removing a row from a V of that size (the change is ≤ g*/max(|V|, |V′|)). The
+    training set, Λ and m are public.
+    """
 
     paper: ClassVar[str] = "kusner_bo"
     accountant: ClassVar[str] = "approx"
+    neighbouring: ClassVar[str] = "add_remove_validation_row"
+    privacy_unit: ClassVar[str] = "validation_row"
     problem_kind: ClassVar[str] = "bo"
     supported_losses: ClassVar[frozenset[str]] = frozenset({BO_LOSS})
     unsupported_reason: ClassVar[str] = "kusner_bo methods tune the model named by bo.target (model=bo)"
@@ -278,6 +289,7 @@ class KusnerMTGPLikelihood(BOAlgorithm):
 
     name: ClassVar[str] = "kusner_mtgp_likelihood"
     private: ClassVar[bool] = False
+    neighbouring: ClassVar[str] = "none"  # a study: it releases nothing
     n_sets: int = 100
     gain: str = "accuracy"
     k1_values: list = field(default_factory=lambda: [round(0.05 * i, 2) for i in range(1, 20)])

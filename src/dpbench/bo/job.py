@@ -10,7 +10,8 @@ Repetition r draws its sensitive validation set V (``bo.validation_size`` pool r
 replacement) and its noise from ``SeedSequence([seed, r])``, runs the method on a fresh ledger
 whose spend is checked (ε and δ) before anything is written, and yields one row: what was released
 (λ̃'s index and values, ṽ), the non-private reference (λ̂ = argmax_t v_t, v* = max_t v_t, the best
-candidate on V), their gains on V and their test accuracies. The trace holds GP-UCB's path.
+candidate on V), their gains on V and their test accuracies. The trace holds GP-UCB's path, which
+runs on the raw validation gains, only with ``trace.nonprivate=true``.
 
 The Fig. 1 study (``algorithm=kusner_mtgp_likelihood``) draws ``n_sets`` validation sets per
 repetition, a neighbour of each by adding or removing one random pool row (a fair coin), and
@@ -54,7 +55,9 @@ def run_bo(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], 
         raise DpbenchError(f"kusner_bo jobs split the data by bo.split_seed and have no folds; got cv.folds={cfg.folds}")
     bo = cfg.bo
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
-    dataset = load_dataset(cfg.dataset, cfg.dataset_options, data_dir=cfg.data_dir, allow_download=cfg.allow_download)
+    dataset = load_dataset(
+        cfg.dataset, cfg.dataset_options, data_dir=cfg.data_dir, allow_download=cfg.allow_download, scaling=cfg.scaling
+    )
     spec = TargetSpec.from_options(bo.target, bo.target_options)
     points = candidate_points(bo.n_candidates, spec.dim, seed=bo.candidate_seed)
     splits = make_splits(row_count(dataset), train_size=bo.train_size, test_size=bo.test_size,
@@ -71,7 +74,7 @@ def run_bo(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], 
             "hyperparameters": scores.hyperparameters, "n_pool": scores.n_pool,
             "n_test": int(scores.correct.shape[1] - scores.n_pool), "score_matrix_key": scores.key,
             "train_seconds": scores.train_seconds, "setup_seconds": setup_seconds}
-    fixed = (identity_columns(cfg), provenance_columns(cfg, dataset.checksum))
+    fixed = (identity_columns(cfg), provenance_columns(cfg, dataset.checksum, dataset.info["scaling"]))
     if isinstance(algorithm, KusnerMTGPLikelihood):
         return _likelihood(cfg, algorithm, scores, fixed), pd.DataFrame(), info, []
     results, trace, ledgers = _tuning(cfg, algorithm, scores, fixed)
@@ -95,12 +98,13 @@ def _tuning(cfg: RunConfig, algorithm, scores: ScoreMatrix, fixed) -> tuple[pd.D
         wall = time.perf_counter() - start
         eps_spent, delta_spent = _check_spend(cfg, ledger, rep)
         rows.append(_row(cfg, fixed, rep, problem, release, algorithm, test_accuracy, eps_spent, delta_spent, wall))
-        traces.append(_trace(cfg, rep, release))
+        if cfg.trace_nonprivate:  # GP-UCB's path runs on the raw validation gains: never released
+            traces.append(_trace(cfg, rep, release))
         ledgers.append({"rep": rep, **ledger.summary()})
         bar.update()
         bar.set_postfix(v=f"{release.value:.3g}", eps=f"{eps_spent:.3g}")
     bar.close()
-    return pd.DataFrame(rows), pd.concat(traces, ignore_index=True), ledgers
+    return pd.DataFrame(rows), pd.concat(traces, ignore_index=True) if traces else pd.DataFrame(), ledgers
 
 
 def _ledger(cfg: RunConfig, algorithm) -> Ledger:

@@ -6,6 +6,10 @@ dimensions are the LIBSVM a9a encoding of Adult and DP-AGD's preprocessed ``.dat
 (Lee & Kifer, KDD 2018), each plus a bias column; the ``onehot`` encodings build the same recipe
 ("categorical attributes one-hot, numeric ones scaled to [0, 1]") from the raw UCI files.
 Only Adult has its own test split; chen_lee use 10-fold cross-validation on the others.
+
+Numeric attributes are scaled by ranges declared below (``data.scaling=public``, the default; see
+:mod:`dpbench.data.scaling`), or by the whole file's min–max as the authors did
+(``data.scaling=whole_file``, not covered by any privacy guarantee).
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from dpbench.data.files import RemoteFile, fetch
 from dpbench.data.libsvm import read_libsvm
 from dpbench.data.options import choice, data_options
 from dpbench.data.preprocess import add_bias, minmax_scale, to_pm1
+from dpbench.data.scaling import column_ranges, scale_to_ranges
 from dpbench.data.tabular import onehot_encode, read_dat
+from dpbench.errors import DataError
 
 ADULT_OPTIONS = {"encoding": choice("a9a", "onehot")}
 BANK_OPTIONS = {"encoding": choice("dpagd", "onehot")}
@@ -45,12 +51,93 @@ _ADULT_COLUMNS = [
     "income",
 ]
 _ADULT_NUMERIC = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
-_ADULT_CATEGORICAL = [c for c in _ADULT_COLUMNS[:-1] if c not in _ADULT_NUMERIC]
 _BANK_NUMERIC = ["age", "balance", "day", "duration", "campaign", "pdays", "previous"]
-_BANK_CATEGORICAL = ["job", "marital", "education", "default", "housing", "loan", "contact", "month", "poutcome"]
+
+# The categories each categorical attribute may take, as the documentation lists them (adult.names;
+# bank-names.txt), so the one-hot columns never depend on which values the rows happen to hold. Adult's
+# missing value "?" is a category of workclass, occupation and native-country (the only three that have it).
+_ADULT_CATEGORIES = {
+    "workclass": ["Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov", "State-gov",
+                  "Without-pay", "Never-worked", "?"],
+    "education": ["Bachelors", "Some-college", "11th", "HS-grad", "Prof-school", "Assoc-acdm", "Assoc-voc", "9th",
+                  "7th-8th", "12th", "Masters", "1st-4th", "10th", "Doctorate", "5th-6th", "Preschool"],
+    "marital-status": ["Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed",
+                       "Married-spouse-absent", "Married-AF-spouse"],
+    "occupation": ["Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial", "Prof-specialty",
+                   "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical", "Farming-fishing", "Transport-moving",
+                   "Priv-house-serv", "Protective-serv", "Armed-Forces", "?"],
+    "relationship": ["Wife", "Own-child", "Husband", "Not-in-family", "Other-relative", "Unmarried"],
+    "race": ["White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"],
+    "sex": ["Female", "Male"],
+    "native-country": ["United-States", "Cambodia", "England", "Puerto-Rico", "Canada", "Germany",
+                       "Outlying-US(Guam-USVI-etc)", "India", "Japan", "Greece", "South", "China", "Cuba", "Iran",
+                       "Honduras", "Philippines", "Italy", "Poland", "Jamaica", "Vietnam", "Mexico", "Portugal",
+                       "Ireland", "France", "Dominican-Republic", "Laos", "Ecuador", "Taiwan", "Haiti", "Columbia",
+                       "Hungary", "Guatemala", "Nicaragua", "Scotland", "Thailand", "Yugoslavia", "El-Salvador",
+                       "Trinadad&Tobago", "Peru", "Hong", "Holand-Netherlands", "?"],
+}
+_BANK_CATEGORIES = {
+    "job": ["admin.", "unknown", "unemployed", "management", "housemaid", "entrepreneur", "student", "blue-collar",
+            "self-employed", "retired", "technician", "services"],
+    "marital": ["married", "divorced", "single"],
+    "education": ["unknown", "secondary", "primary", "tertiary"],
+    "default": ["yes", "no"],
+    "housing": ["yes", "no"],
+    "loan": ["yes", "no"],
+    "contact": ["unknown", "telephone", "cellular"],
+    "month": ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"],
+    "poutcome": ["unknown", "other", "failure", "success"],
+}
+
+# Declared ranges (data.scaling=public). Adult (adult.names): the extract keeps AAGE > 16 and HRSWK > 0;
+# the CPS top-codes age at 90, hours at 99 and capital gains at 99,999; education-num numbers the 16
+# education levels adult.names lists. fnlwgt and capital-loss have no documented bound: round bounds.
+_ADULT_RANGES = {
+    "age": (17.0, 90.0),
+    "fnlwgt": (0.0, 1_500_000.0),
+    "education-num": (1.0, 16.0),
+    "capital-gain": (0.0, 99_999.0),
+    "capital-loss": (0.0, 5_000.0),
+    "hours-per-week": (1.0, 99.0),
+}
+# Bank (bank-names.txt gives units, no ranges): day of month 1–31 and pdays = -1 for "not contacted"
+# are the encoding's; the rest are round bounds from the units: adult clients up to 100 years, a yearly
+# average balance of -10,000 to 100,000 euros, calls up to an hour (3,600 s), up to 50 contacts in this
+# or earlier campaigns, the previous contact up to 1,000 days ago. Values beyond are clipped.
+_BANK_RANGES = {
+    "age": (18.0, 100.0),
+    "balance": (-10_000.0, 100_000.0),
+    "day": (1.0, 31.0),
+    "duration": (0.0, 3_600.0),
+    "campaign": (0.0, 50.0),
+    "pdays": (-1.0, 1_000.0),
+    "previous": (0.0, 50.0),
+}
+# DP-AGD's BANK.dat holds the same attributes, 0/1 indicators elsewhere (rows align with bank-full.csv):
+# 0 age, 18 balance, 23 a (month, day) code = a month offset + day (31 for 1 January … 391 for
+# 31 December), 24 duration, 25 campaign, 27 pdays (0 when not contacted; 26 is that indicator),
+# 28 previous.
+_BANK_DAT_RANGES = {
+    0: _BANK_RANGES["age"],
+    18: _BANK_RANGES["balance"],
+    23: (31.0, 391.0),
+    24: _BANK_RANGES["duration"],
+    25: _BANK_RANGES["campaign"],
+    27: (0.0, 1_000.0),
+    28: _BANK_RANGES["previous"],
+}
+# IPUMS-BR (DP-AGD's encoding, undocumented): 0/1 indicators except these integer-coded columns, whose
+# ranges are their code sets as the authors' file encodes them (read once by dpbench's developers and
+# fixed here, not re-derived from a run's data): e.g. 9 is one of Brazil's 27 federative units, 12 an
+# age of 10–100.
+_IPUMS_BR_RANGES = {
+    5: (1.0, 2.0), 6: (0.0, 6.0), 7: (1.0, 2.0), 8: (1.0, 30.0), 9: (1.0, 27.0), 10: (0.0, 9.0),
+    11: (0.0, 4.0), 12: (10.0, 100.0), 13: (1.0, 2.0), 18: (1.0, 2.0), 49: (1.0, 140.0), 50: (1.0, 2.0),
+    51: (0.0, 88.0),
+}
 
 
-def load_adult(options: dict, data_dir: Path, allow_download: bool) -> Dataset:
+def load_adult(options: dict, data_dir: Path, allow_download: bool, scaling: str) -> Dataset:
     """UCI Adult (Becker & Kohavi 1996), train = adult.data (32,561), test = adult.test (16,281).
 
     ``a9a``: LIBSVM's binarised Adult (Platt 1998), 123 binary features + bias = 124 columns as in
@@ -63,7 +150,7 @@ def load_adult(options: dict, data_dir: Path, allow_download: bool) -> Dataset:
         train, test = fetch(sources.A9A, data_dir, allow_download), fetch(sources.A9A_T, data_dir, allow_download)
         X, y, _ = read_libsvm(train.path, 123)
         X_test, y_test, _ = read_libsvm(test.path, 123)
-        notes = ["LIBSVM a9a: 123 binary features + bias"]
+        notes = ["LIBSVM a9a: 123 binary features + bias (nothing to scale)"]
         # one-hot of 14 attributes (at most one 1 each) + bias: ‖x‖ ≤ √15 by the encoding, whatever the rows
         extra = {"row_norm_bound": math.sqrt(15.0)}
     else:
@@ -71,10 +158,12 @@ def load_adult(options: dict, data_dir: Path, allow_download: bool) -> Dataset:
         test = fetch(sources.ADULT_TEST, data_dir, allow_download)
         read = dict(header=None, names=_ADULT_COLUMNS, skipinitialspace=True, na_values="?")
         frames = [pd.read_csv(train.path, **read), pd.read_csv(test.path, skiprows=1, **read)]
-        (X, X_test), names = onehot_encode(frames, _ADULT_CATEGORICAL, _ADULT_NUMERIC)
+        ranges = None if scaling == "whole_file" else _ADULT_RANGES
+        (X, X_test), names = onehot_encode(frames, _ADULT_CATEGORIES, _ADULT_NUMERIC, ranges)
         y, y_test = (to_pm1(f["income"].str.rstrip("."), ">50K") for f in frames)
         notes = [
-            "missing values ('?') kept as their own category; numerics scaled with adult.data's min/max",
+            "missing values ('?') kept as their own category; numerics "
+            + ("scaled with adult.data's min/max" if ranges is None else "clipped to declared ranges, scaled to [0, 1]"),
             "adult.test: junk first line skipped, trailing '.' of labels stripped",
         ]
         extra = {"columns": ["bias", *names]}
@@ -86,14 +175,16 @@ def load_adult(options: dict, data_dir: Path, allow_download: bool) -> Dataset:
         y_test,
         files=[train, test],
         options=options,
-        data_options=data_options(options, ADULT_OPTIONS),
+        data_options=_with_scaling(data_options(options, ADULT_OPTIONS), scaling if options["encoding"] == "onehot" else None),
         encoding=options["encoding"],
+        feature_bound=1.0,  # 0/1 indicators, attributes scaled to [0, 1], a bias of 1: by the encoding
+        scaling=scaling if options["encoding"] == "onehot" else "none",
         notes=notes,
         **extra,
     )
 
 
-def load_bank(options: dict, data_dir: Path, allow_download: bool) -> Dataset:
+def load_bank(options: dict, data_dir: Path, allow_download: bool, scaling: str) -> Dataset:
     """UCI Bank Marketing, bank-full.csv (Moro, Cortez & Rita 2014): 45,211 rows, label ``y`` = yes is +1.
 
     ``dpagd``: DP-AGD's BANK.dat (32 features, rows aligned with bank-full.csv) min–max + bias = 33
@@ -102,10 +193,10 @@ def load_bank(options: dict, data_dir: Path, allow_download: bool) -> Dataset:
     is only known after the call (it leaks the label), as the papers do. No test split.
     """
     if options["encoding"] == "dpagd":
-        return _load_dpagd("bank", sources.BANK_DAT, 33, options, BANK_OPTIONS, data_dir, allow_download)
+        return _load_dpagd("bank", sources.BANK_DAT, 33, _BANK_DAT_RANGES, options, BANK_OPTIONS, data_dir, allow_download, scaling)
     source = fetch(sources.BANK_FULL, data_dir, allow_download)
     frame = pd.read_csv(source.path, sep=";")
-    (X,), names = onehot_encode([frame], _BANK_CATEGORICAL, _BANK_NUMERIC)
+    (X,), names = onehot_encode([frame], _BANK_CATEGORIES, _BANK_NUMERIC, None if scaling == "whole_file" else _BANK_RANGES)
     return from_files(
         "bank",
         add_bias(X),
@@ -114,41 +205,67 @@ def load_bank(options: dict, data_dir: Path, allow_download: bool) -> Dataset:
         None,
         files=[source],
         options=options,
-        data_options=data_options(options, BANK_OPTIONS),
+        data_options=_with_scaling(data_options(options, BANK_OPTIONS), scaling),
         encoding="onehot",
-        notes=["pdays = -1 ('not contacted') is min-max scaled like any other value"],
+        feature_bound=1.0,
+        scaling=scaling,
+        notes=["pdays = -1 ('not contacted') is scaled like any other value"],
         columns=["bias", *names],
     )
 
 
-def load_ipums_br(options: dict, data_dir: Path, allow_download: bool) -> Dataset:
+def load_ipums_br(options: dict, data_dir: Path, allow_download: bool, scaling: str) -> Dataset:
     """IPUMS-BR (Brazil census extract as encoded by DP-AGD): 38,000 x 52 + bias = 53, no test split."""
-    return _load_dpagd("ipums_br", sources.IPUMS_BR_DAT, 53, options, IPUMS_OPTIONS, data_dir, allow_download)
+    return _load_dpagd(
+        "ipums_br", sources.IPUMS_BR_DAT, 53, _IPUMS_BR_RANGES, options, IPUMS_OPTIONS, data_dir, allow_download, scaling
+    )
 
 
-def load_ipums_us(options: dict, data_dir: Path, allow_download: bool) -> Dataset:
+def load_ipums_us(options: dict, data_dir: Path, allow_download: bool, scaling: str) -> Dataset:
     """IPUMS-US (US census extract as encoded by DP-AGD): 40,000 x 57 + bias = 58, no test split.
 
-    Only DP-AGD's repository has it and only its git blob id is known; it is verified by that.
+    Only DP-AGD's repository has it and only its git blob id is known; it is verified by that. Its
+    encoding is undocumented and dpbench has never seen the file, so no ranges are declared: only
+    ``data.scaling=whole_file`` (non-private) loads it.
     """
-    return _load_dpagd("ipums_us", sources.IPUMS_US_DAT, 58, options, IPUMS_OPTIONS, data_dir, allow_download)
+    if scaling == "public":
+        raise DataError(
+            "dataset 'ipums_us': no public feature ranges are declared (its encoding is undocumented), so it "
+            "cannot be scaled privately; data.scaling=whole_file loads it with the authors' non-private min-max"
+        )
+    return _load_dpagd("ipums_us", sources.IPUMS_US_DAT, 58, {}, options, IPUMS_OPTIONS, data_dir, allow_download, scaling)
 
 
 def _load_dpagd(
-    name: str, spec: RemoteFile, n_columns: int, options: dict, schema: dict, data_dir: Path, allow_download: bool
+    name: str, spec: RemoteFile, n_columns: int, ranges: dict[int, tuple[float, float]], options: dict, schema: dict,
+    data_dir: Path, allow_download: bool, scaling: str,
 ) -> Dataset:
-    """DP-AGD's recipe ``load_dat(path, minmax=(0, 1), bias_term=True)``: min–max every feature, prepend 1s."""
+    """DP-AGD's ``.dat`` matrices plus a bias column: features clipped to the declared ``ranges`` (0/1
+    for columns not listed) and scaled to [0, 1], or — ``whole_file`` — DP-AGD's own recipe
+    ``load_dat(path, minmax=(0, 1), bias_term=True)``, min–max over every row of the file."""
     source = fetch(spec, data_dir, allow_download)
     features, labels = read_dat(source.path, n_columns)
+    if scaling == "whole_file":
+        scaled, how = minmax_scale(features), "min-max scaled over the whole file (non-private)"
+    else:
+        scaled, how = scale_to_ranges(features, column_ranges(n_columns - 1, ranges)), "clipped to declared ranges, scaled to [0, 1]"
     return from_files(
         name,
-        add_bias(minmax_scale(features)),
+        add_bias(scaled),
         to_pm1(labels, 1.0),
         None,
         None,
         files=[source],
         options=options,
-        data_options=data_options(options, schema),
+        data_options=_with_scaling(data_options(options, schema), scaling),
         encoding="dpagd",
-        notes=[f"DP-AGD {spec.name}: {n_columns - 1} features min-max scaled to [0, 1] + bias; label 1 -> +1"],
+        feature_bound=1.0,
+        scaling=scaling,
+        notes=[f"DP-AGD {spec.name}: {n_columns - 1} features {how} + bias; label 1 -> +1"],
     )
+
+
+def _with_scaling(options: dict, scaling: str | None) -> dict:
+    """The data options the checksum covers, plus the scaling when the encoding scales anything
+    (``None``: nothing to scale, as a9a; its checksum stays as it was)."""
+    return options if scaling is None else {**options, "scaling": scaling}

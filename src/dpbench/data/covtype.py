@@ -19,6 +19,7 @@ from dpbench.data.dataset import Dataset, from_files, index_sha256
 from dpbench.data.files import fetch
 from dpbench.data.options import data_options, integer
 from dpbench.data.preprocess import add_bias, minmax_scale, to_pm1
+from dpbench.data.scaling import column_ranges, scale_to_ranges
 from dpbench.errors import DataError
 
 N_ROWS = 581_012
@@ -31,8 +32,20 @@ COVTYPE_OPTIONS = {
 }
 
 
-def load_covtype(options: dict, data_dir: Path, allow_download: bool) -> Dataset:
-    """Seeded disjoint train/test subsets, features min–max (train statistics) + bias = 55 columns.
+# Declared ranges of the 10 quantitative attributes (covtype.info gives units): elevation in metres
+# (the study area, Roosevelt National Forest in northern Colorado, lies within 1,800–4,000 m), aspect
+# 0–360 degrees of azimuth, slope 0–90 degrees, distances in metres within the study area (horizontal
+# up to 8 km, vertical −1 km to +1 km), hill-shade indices 0–255 (covtype.info). The other 44 columns
+# are 0/1 indicators (4 wilderness areas, 40 soil types).
+_RANGES = {
+    0: (1_800.0, 4_000.0), 1: (0.0, 360.0), 2: (0.0, 90.0), 3: (0.0, 8_000.0), 4: (-1_000.0, 1_000.0),
+    5: (0.0, 8_000.0), 6: (0.0, 255.0), 7: (0.0, 255.0), 8: (0.0, 255.0), 9: (0.0, 8_000.0),
+}
+
+
+def load_covtype(options: dict, data_dir: Path, allow_download: bool, scaling: str) -> Dataset:
+    """Seeded disjoint train/test subsets, features scaled + bias = 55 columns: clipped to the declared
+    ranges and mapped to [0, 1] (``public``), or min–max by the training subset (``whole_file``).
 
     ``idx = np.random.default_rng(seed).permutation(581_012)``; train = ``idx[:n_train]``, test =
     the ``n_test`` indices that follow (``null``: all the rest); each sorted to keep file order.
@@ -50,10 +63,18 @@ def load_covtype(options: dict, data_dir: Path, allow_download: bool) -> Dataset
     train, test = np.sort(idx[:n_train]), np.sort(idx[n_train : n_train + n_test])
     features, labels = table[:, :-1], table[:, -1]
     positive = options["positive_class"]
-    X, y = add_bias(minmax_scale(features[train])), to_pm1(labels[train], positive)
+    if scaling == "whole_file":
+        def scale(rows):
+            return minmax_scale(rows, reference=features[train])
+    else:
+        ranges = column_ranges(features.shape[1], _RANGES)
+
+        def scale(rows):
+            return scale_to_ranges(rows, ranges)
+    X, y = add_bias(scale(features[train])), to_pm1(labels[train], positive)
     X_test, y_test = None, None
     if n_test:
-        X_test = add_bias(minmax_scale(features[test], reference=features[train]))
+        X_test = add_bias(scale(features[test]))
         y_test = to_pm1(labels[test], positive)
     return from_files(
         "covtype",
@@ -63,9 +84,12 @@ def load_covtype(options: dict, data_dir: Path, allow_download: bool) -> Dataset
         y_test,
         files=[source],
         options=options,
-        data_options=data_options(options, COVTYPE_OPTIONS),
-        encoding="minmax+bias",
-        notes=[f"class {positive} vs rest; test features scaled with train min/max, clipped"],
+        data_options={**data_options(options, COVTYPE_OPTIONS), "scaling": scaling},
+        encoding="scaled+bias",
+        feature_bound=1.0,  # features in [0, 1] and a bias of 1, by the scaling
+        scaling=scaling,
+        notes=[f"class {positive} vs rest; " + ("features clipped to declared ranges, scaled to [0, 1]" if scaling == "public"
+               else "features min-max scaled by the training subset (non-private), test clipped")],
         subset={
             "rule": "np.random.default_rng(seed).permutation(581012): train = first n_train, test = next n_test",
             "train_index_sha256": index_sha256(train),

@@ -81,11 +81,14 @@ def make_info(
     files: Sequence[dict],
     options: Mapping[str, Any],
     notes: Sequence[str],
+    scaling: str = "none",
     **extra: Any,
 ) -> dict:
-    """The JSON-serialisable ``Dataset.info`` record shared by all loaders."""
+    """The JSON-serialisable ``Dataset.info`` record shared by all loaders; ``scaling`` says how numeric
+    attributes were scaled (``public``, ``whole_file`` or ``none``, :mod:`dpbench.data.scaling`)."""
     return {
         "encoding": encoding,
+        "scaling": scaling,
         "n": int(X.shape[0]),
         "dim": int(X.shape[1]),
         "n_test": None if X_test is None else int(X_test.shape[0]),

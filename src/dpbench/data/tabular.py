@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from dpbench.data.preprocess import minmax_scale
+from dpbench.data.scaling import scale_to_ranges
 from dpbench.errors import DataError
 
 
@@ -31,22 +32,36 @@ def read_dat(path: Path, n_columns: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def onehot_encode(
-    frames: Sequence[pd.DataFrame], categorical: Sequence[str], numeric: Sequence[str]
+    frames: Sequence[pd.DataFrame],
+    categorical: Mapping[str, Sequence[str]],
+    numeric: Sequence[str],
+    ranges: Mapping[str, tuple[float, float]] | None = None,
 ) -> tuple[list[np.ndarray], list[str]]:
-    """Encode ``frames`` (train first, then e.g. test) alike: numerics min–max, categoricals one-hot.
+    """Encode ``frames`` (train first, then e.g. test) alike: numerics scaled to [0, 1], categoricals one-hot.
 
-    Numeric columns are scaled to [0, 1] with the first frame's min and max (later frames clipped
-    to [0, 1], see :func:`~dpbench.data.preprocess.minmax_scale`). Each categorical column gets one
-    0/1 column per category in the sorted union of its values over all frames (the schema, not a
-    statistic); a missing value (NaN) is its own category ``"?"``. Returns one dense float64 matrix
-    per frame, columns = numerics then one-hot blocks, and the column names.
+    Numeric column c is clipped to the declared ``ranges[c]`` and scaled to [0, 1]
+    (:func:`~dpbench.data.scaling.scale_to_ranges`); with ``ranges=None`` it is min–max scaled by the
+    first frame's min and max instead (later frames clipped to [0, 1], see
+    :func:`~dpbench.data.preprocess.minmax_scale`), a statistic of every row. Categorical column c gets
+    one 0/1 column per category of its declared list ``categorical[c]`` (the dataset documentation's,
+    in sorted order), never of the values present, so no record decides another's columns; a missing
+    value (NaN) is the category ``"?"``, which the list must then contain. A value outside the list
+    is a DataError. Returns one dense float64 matrix per frame, columns = numerics then one-hot blocks,
+    and the column names.
     """
     sizes = [len(f) for f in frames]
     both = pd.concat(frames, ignore_index=True)
     numbers = both[list(numeric)].to_numpy(np.float64)
-    parts, names = [minmax_scale(numbers, reference=numbers[: sizes[0]])], list(numeric)
-    for column in categorical:
-        codes = pd.Categorical(both[column].fillna("?").astype(str))
+    if ranges is None:
+        scaled = minmax_scale(numbers, reference=numbers[: sizes[0]])
+    else:
+        scaled = scale_to_ranges(numbers, [ranges[c] for c in numeric])
+    parts, names = [scaled], list(numeric)
+    for column, declared in categorical.items():
+        values = both[column].fillna("?").astype(str)
+        codes = pd.Categorical(values, categories=sorted(declared))
+        if (codes.codes < 0).any():
+            raise DataError(f"column {column!r} holds {values[codes.codes < 0].iloc[0]!r}, not one of its declared categories")
         parts.append(np.eye(len(codes.categories))[codes.codes])
         names += [f"{column}={c}" for c in codes.categories]
     encoded = np.hstack(parts)

@@ -35,7 +35,7 @@ from dpbench.privacy.events import (
 )
 from dpbench.privacy.pure import amplify_pure
 from dpbench.privacy.rdp import (
-    DEFAULT_ORDERS,
+    CONVERSIONS,
     conversion_offsets,
     eps_from_offsets,
     rdp_gaussian,
@@ -47,6 +47,7 @@ from dpbench.privacy.rdp import (
     rdp_pure,
     rdp_sampled_without_replacement,
     rdp_zcdp,
+    orders_for,
 )
 from dpbench.privacy.zcdp import zcdp_epsilon
 
@@ -181,14 +182,18 @@ class RDPAccountant(Accountant):
     name = "rdp"
 
     def __init__(
-        self, orders: np.ndarray = DEFAULT_ORDERS, conversion: str = "tight", gaussian_amplification: str = "exact"
+        self, orders: np.ndarray | None = None, conversion: str = "tight", gaussian_amplification: str = "exact"
     ) -> None:
-        """``gaussian_amplification``: how a Poisson-subsampled Gaussian is priced, ``exact`` (Mironov,
-        Talwar & Zhang 2019, the tightest) or ``lemma4`` (chen_lee Lemma 4 on α/(2σ²), as chen_lee
-        Sec 4.3 does for every release)."""
+        """``conversion``: ``tight`` or ``prop1`` for compositions fixed in advance, ``filter`` for
+        methods that choose their releases from noisy outputs and stop when the budget cannot pay
+        (:func:`~dpbench.privacy.rdp.conversion_offsets`); ``orders`` default to
+        :func:`~dpbench.privacy.rdp.orders_for` the conversion. ``gaussian_amplification``: how a
+        Poisson-subsampled Gaussian is priced, ``exact`` (Mironov, Talwar & Zhang 2019, the tightest)
+        or ``lemma4`` (chen_lee Lemma 4 on α/(2σ²), as chen_lee Sec 4.3 does for every release)."""
         super().__init__()
-        if conversion not in ("tight", "prop1"):
-            raise ValueError(f"conversion must be 'tight' or 'prop1', got {conversion!r}")
+        if conversion not in CONVERSIONS:
+            raise ValueError(f"conversion must be one of {', '.join(CONVERSIONS)}, got {conversion!r}")
+        orders = orders_for(conversion) if orders is None else orders
         if gaussian_amplification not in ("exact", "lemma4"):
             raise ValueError(f"gaussian_amplification must be 'exact' or 'lemma4', got {gaussian_amplification!r}")
         self._gaussian_amplification = gaussian_amplification
@@ -506,7 +511,8 @@ class Ledger:
     def summary(self) -> dict[str, Any]:
         """A JSON-serialisable summary of the budget and what was charged.
 
-        ``counts``: releases per event kind, as charged (the releases of a :class:`PoissonBatch` under
+        ``orders``: an RDP accountant's orders when they are not the default of its conversion (a
+        Rényi filter fixed at one order), else None. ``counts``: releases per event kind, as charged (the releases of a :class:`PoissonBatch` under
         their own kind). ``events``: the distinct events the spend is composed of, in first-charge
         order, each as ``{"event": event_to_json(e), "count": n}`` — a Poisson batch appears as the one
         joint event it is priced as, ``PoissonSampledEvent(q, ComposedEvent(releases))``;
@@ -521,6 +527,7 @@ class Ledger:
             "accountant": self._accountant.name,
             "conversion": getattr(self._accountant, "conversion", None),
             "gaussian_amplification": getattr(self._accountant, "gaussian_amplification", None),
+            "orders": _nondefault_orders(self._accountant),
             "epsilon": self._epsilon,
             "delta": self._delta,
             "eps_spent": self._eps_spent,
@@ -528,6 +535,16 @@ class Ledger:
             "counts": dict(counts),
             "events": events,
         }
+
+
+def _nondefault_orders(accountant: Accountant) -> list[float] | None:
+    """An RDP accountant's orders when they are not the default for its conversion (a Rényi filter on
+    one order fixed in advance), so a summary names them; None otherwise."""
+    if not isinstance(accountant, RDPAccountant):
+        return None
+    orders = accountant.orders
+    default = orders_for(accountant.conversion)
+    return None if np.array_equal(orders, default) else [float(a) for a in orders]
 
 
 class PoissonBatch:

@@ -6,6 +6,11 @@ generator was not even advanced). ``sampling_rate`` < 1 only changes the account
 wrapped in :class:`~dpbench.privacy.events.PoissonSampledEvent`); the caller must have computed
 ``value`` on a Poisson subsample of that rate.
 
+Noise comes from :func:`~dpbench.privacy.samplers.current_sampler`: numpy's floating-point draws by
+default, or exact discrete noise on a grid under ``use_sampler("secure")`` (same charge, module
+docstring of :mod:`dpbench.privacy.samplers`). Mechanisms without a secure version raise
+:class:`~dpbench.privacy.samplers.UnsupportedSampler` under it, before charging.
+
 AboveThreshold (sparse vector) lives in :mod:`dpbench.privacy.sparse_vector` and is re-exported here.
 """
 
@@ -27,6 +32,11 @@ from dpbench.privacy.events import (
     PrivacyEvent,
     PureDPEvent,
     SampledWithoutReplacementEvent,
+)
+from dpbench.privacy.samplers import (
+    current_sampler,
+    exponential_log_weights,
+    require_numpy_sampler,
 )
 from dpbench.privacy.sparse_vector import above_threshold, sample_above_threshold
 
@@ -67,12 +77,13 @@ def laplace_mechanism(
 
     Charges LaplaceEvent(1/ε). When Δ₁ bounds the sensitivity only with probability
     1 − ``failure_probability`` = 1 − δ over the data's generating process (kusner_bo Thms 1, 3, 5),
-    the release is (ε, δ)-DP and ApproxDPEvent(ε, δ) is charged instead."""
+    the release is (ε, δ)-DP and ApproxDPEvent(ε, δ) is charged instead. Under the secure sampler the
+    noise is discrete Laplace on a grid, calibrated so that the same event holds (samplers module)."""
     x = check_finite_array("value", value)
-    scale = check_positive("sensitivity", sensitivity) / check_positive("epsilon", epsilon)
+    sens, eps = check_positive("sensitivity", sensitivity), check_positive("epsilon", epsilon)
     check_generator(rng)
     charge(ledger, _event(LaplaceEvent(1.0 / epsilon), epsilon, failure_probability), sampling_rate, label)
-    return _like(value, x + rng.laplace(0.0, scale, size=x.shape))
+    return _like(value, current_sampler().laplace(rng, x, sensitivity=sens, epsilon=eps, coordinates=max(x.size, 1)))
 
 
 def subsampled_laplace_mechanism(
@@ -86,14 +97,14 @@ def subsampled_laplace_mechanism(
     Thm A.3); charges SampledWithoutReplacementEvent(m, n, LaplaceEvent(1/ε)), or LaplaceEvent(1/ε)
     when m = n. Pure-DP ledgers only (no Rényi bound is implemented for this sampling)."""
     x = check_finite_array("value", value)
-    scale = check_positive("sensitivity", sensitivity) / check_positive("epsilon", epsilon)
+    sens, eps = check_positive("sensitivity", sensitivity), check_positive("epsilon", epsilon)
     m, n = check_count("sample_size", sample_size), check_count("population", population)
     if m > n:
         raise ValueError(f"sample_size ({m}) exceeds population ({n})")
     check_generator(rng)
     event = LaplaceEvent(1.0 / epsilon)
     ledger.charge(event if m == n else SampledWithoutReplacementEvent(m, n, event), label=label)
-    return _like(value, x + rng.laplace(0.0, scale, size=x.shape))
+    return _like(value, current_sampler().laplace(rng, x, sensitivity=sens, epsilon=eps, coordinates=max(x.size, 1)))
 
 
 def gaussian_mechanism(
@@ -106,17 +117,21 @@ def gaussian_mechanism(
     sampling_rate: float = 1.0,
     label: str = "gaussian",
 ) -> float | np.ndarray:
-    """``value`` + N(0, (σΔ₂)²) per coordinate, Δ₂ the L2 sensitivity (chen_lee Lemma 1); GaussianEvent(σ)."""
+    """``value`` + N(0, (σΔ₂)²) per coordinate, Δ₂ the L2 sensitivity (chen_lee Lemma 1); GaussianEvent(σ).
+    Under the secure sampler: discrete Gaussian noise on a grid (CKS 2020), same event (samplers module)."""
     x = check_finite_array("value", value)
-    std = check_positive("sensitivity", sensitivity) * check_positive("noise_multiplier", noise_multiplier)
+    sens, sigma = check_positive("sensitivity", sensitivity), check_positive("noise_multiplier", noise_multiplier)
     check_generator(rng)
     charge(ledger, GaussianEvent(noise_multiplier), sampling_rate, label)
-    return _like(value, x + rng.normal(0.0, std, size=x.shape))
+    return _like(value, current_sampler().gaussian(rng, x, sensitivity=sens, noise_multiplier=sigma,
+                                                   coordinates=max(x.size, 1)))
 
 
 def sample_vector_laplace(dim: int, scale: float, rng, size: int | None = None) -> np.ndarray:
     """Noise with density ∝ exp(−‖w‖₂/scale) on R^dim (han_pwa Sec. 5.1): ‖w‖ ~ Gamma(dim, scale),
-    direction uniform on the sphere (a normalised standard normal). Shape (dim,) or (size, dim)."""
+    direction uniform on the sphere (a normalised standard normal). Shape (dim,) or (size, dim).
+    numpy sampler only (:class:`~dpbench.privacy.samplers.UnsupportedSampler` otherwise)."""
+    require_numpy_sampler("sample_vector_laplace (vector-Laplace noise)")
     d = check_count("dim", dim)
     s = check_positive("scale", scale)
     check_generator(rng)
@@ -137,28 +152,26 @@ def vector_laplace_mechanism(
         raise ValueError("value must not be empty")
     scale = check_positive("sensitivity", sensitivity) / check_positive("epsilon", epsilon)
     check_generator(rng)
+    require_numpy_sampler("vector_laplace_mechanism")
     charge(ledger, PureDPEvent(epsilon), 1.0, label)
     return _like(value, x + sample_vector_laplace(x.size, scale, rng).reshape(x.shape))
 
 
-def _exponential_scores(utilities, sensitivity: float, epsilon: float, monotonic: bool) -> np.ndarray:
-    """ε(u − max u)/(2Δ) (ε(u − max u)/Δ if ``monotonic``): the exponential mechanism's log-weights
-    shifted so the largest is 0 (McSherry & Talwar 2007). A utility gap too large for floating
-    point becomes −inf (probability 0)."""
-    u = check_finite_array("utilities", utilities)
-    if u.ndim != 1 or u.size == 0:
-        raise ValueError(f"utilities must be a non-empty 1-D array, got shape {u.shape}")
-    sens = check_positive("sensitivity", sensitivity)
-    factor = check_positive("epsilon", epsilon) / ((1.0 if monotonic else 2.0) * sens)
-    with np.errstate(over="ignore"):
-        return factor * (u - u.max())
+def _scores(name: str, values) -> np.ndarray:
+    """``values`` as a finite, non-empty 1-D float64 array (the candidates' scores)."""
+    v = check_finite_array(name, values)
+    if v.ndim != 1 or v.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {v.shape}")
+    return v
 
 
 def exponential_mechanism_probabilities(
     utilities, *, sensitivity: float, epsilon: float, monotonic: bool = False
 ) -> np.ndarray:
     """Selection probabilities softmax(εu/(2Δ)) (softmax(εu/Δ) for monotonic utilities), computed stably."""
-    weights = np.exp(_exponential_scores(utilities, sensitivity, epsilon, monotonic))
+    u = _scores("utilities", utilities)
+    sens, eps = check_positive("sensitivity", sensitivity), check_positive("epsilon", epsilon)
+    weights = np.exp(exponential_log_weights(u, sens, eps, monotonic))
     return weights / weights.sum()
 
 
@@ -174,13 +187,16 @@ def exponential_mechanism(
     failure_probability: float = 0.0,
 ) -> int:
     """Sample an index with probability ∝ exp(εu/(2Δ)) by the Gumbel-max trick: ε-DP; PureDPEvent(ε).
+    Under the secure sampler: report-noisy-max with discrete exponential noise on the grid
+    (permute-and-flip, McKenna & Sheldon 2020), also ε-DP.
 
     With ``failure_probability`` = δ > 0 (Δ bounds the utility's sensitivity only with probability
     1 − δ, kusner_bo Cor. 1) it is (ε, δ)-DP and charges ApproxDPEvent(ε, δ)."""
-    scores = _exponential_scores(utilities, sensitivity, epsilon, monotonic)
+    u = _scores("utilities", utilities)
+    sens, eps = check_positive("sensitivity", sensitivity), check_positive("epsilon", epsilon)
     check_generator(rng)
     charge(ledger, _event(PureDPEvent(epsilon), epsilon, failure_probability), 1.0, label)
-    return int(np.argmax(scores + rng.gumbel(size=scores.shape)))
+    return int(current_sampler().exponential(rng, u, sensitivity=sens, epsilon=eps, monotonic=monotonic))
 
 
 def report_noisy_max(
@@ -194,15 +210,13 @@ def report_noisy_max(
     label: str = "report_noisy_max",
 ) -> int:
     """argmax of ``values`` + Lap(2Δ/ε) (Lap(Δ/ε) for monotonic queries): ε-DP
-    (Dwork & Roth 2014 Claim 3.9); PureDPEvent(ε)."""
-    v = check_finite_array("values", values)
-    if v.ndim != 1 or v.size == 0:
-        raise ValueError(f"values must be a non-empty 1-D array, got shape {v.shape}")
-    sens = check_positive("sensitivity", sensitivity)
-    scale = (1.0 if monotonic else 2.0) * sens / check_positive("epsilon", epsilon)
+    (Dwork & Roth 2014 Claim 3.9); PureDPEvent(ε). Under the secure sampler: rounded values plus
+    discrete Laplace noise, exact on the integers (samplers module)."""
+    v = _scores("values", values)
+    sens, eps = check_positive("sensitivity", sensitivity), check_positive("epsilon", epsilon)
     check_generator(rng)
     charge(ledger, PureDPEvent(epsilon), 1.0, label)
-    return int(np.argmax(v + rng.laplace(0.0, scale, size=v.shape)))
+    return int(current_sampler().report_noisy_max(rng, v, sensitivity=sens, epsilon=eps, monotonic=monotonic))
 
 
 def objective_perturbation_noise(
@@ -218,6 +232,7 @@ def objective_perturbation_noise(
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
     check_generator(rng)
+    require_numpy_sampler("objective_perturbation_noise")
     charge(ledger, ApproxDPEvent(eps, delta), 1.0, label)
     sigma = zeta * np.sqrt(8.0 * np.log(2.0 / delta) + 4.0 * eps) / eps
     return rng.normal(0.0, sigma, size=d)

@@ -15,11 +15,31 @@ from typing import Callable
 import numpy as np
 from scipy.special import gammaln
 
-from dpbench.privacy._checks import check_delta, check_orders, check_positive, check_rate
+from dpbench.privacy._checks import (
+    check_delta,
+    check_orders,
+    check_positive,
+    check_rate,
+)
 
 DEFAULT_ORDERS: np.ndarray = np.arange(2, 513, dtype=np.float64)
 """The integer orders 2..512 (chen_lee Sec. 4.3 suggests "integers between 2 and 500")."""
 DEFAULT_ORDERS.setflags(write=False)
+
+FILTER_ORDERS: np.ndarray = np.array([2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 96, 128, 192, 256], dtype=np.float64)
+"""The orders of the ``filter`` conversion, fixed before any run (its price grows with log |Λ|, so a
+coarse grid: 19 integer orders, each within a factor 1.5 of the next above 2)."""
+FILTER_ORDERS.setflags(write=False)
+
+CONVERSIONS = ("tight", "prop1", "filter")
+
+
+def orders_for(conversion: str) -> np.ndarray:
+    """The orders an RDP accountant uses by default for ``conversion``: :data:`FILTER_ORDERS` for
+    ``filter``, :data:`DEFAULT_ORDERS` otherwise."""
+    if conversion not in CONVERSIONS:
+        raise ValueError(f"conversion must be one of {', '.join(CONVERSIONS)}, got {conversion!r}")
+    return FILTER_ORDERS if conversion == "filter" else DEFAULT_ORDERS
 
 RdpCurve = Callable[[np.ndarray], np.ndarray]
 
@@ -223,6 +243,9 @@ def eps_from_rdp(orders: np.ndarray, rdp: np.ndarray, delta: float, method: str 
     """Convert an RDP curve to (ε, δ)-DP; returns (ε, the order attaining it).
 
     ``method="prop1"``: ε = min_α rdp(α) + log(1/δ)/(α−1) (chen_lee Prop. 1; Mironov 2017 Prop. 3).
+    ``method="filter"``: ε = min_α rdp(α) + log(|Λ|/δ)/(α−1) over the |Λ| given orders — the rule
+    that stays valid when the releases are chosen adaptively and the run stops once no order can pay
+    (see :func:`conversion_offsets`).
     ``method="tight"``: ε = min_α rdp(α) + log1p(−1/α) − (log δ + log α)/(α−1), clipped at 0
     (Canonne, Kamath & Steinke 2020 / Balle et al. 2020 Thm 21), exactly as dp-accounting's
     ``compute_epsilon``: orders ≤ 1.01 are skipped for numerical stability and an order whose
@@ -243,13 +266,27 @@ def eps_from_rdp(orders: np.ndarray, rdp: np.ndarray, delta: float, method: str 
 def conversion_offsets(orders: np.ndarray, delta: float, method: str) -> np.ndarray:
     """The order-wise term the RDP → (ε, δ) conversion adds to rdp(α) (see :func:`eps_from_rdp`):
     log(1/δ)/(α−1) for ``prop1``; log1p(−1/α) − (log δ + log α)/(α−1), and ∞ for α ≤ 1.01, for
-    ``tight``. Depends only on the orders and δ, so accountants compute it once."""
+    ``tight``; log(|Λ|/δ)/(α−1) for ``filter``. Depends only on the orders and δ, so accountants
+    compute it once.
+
+    Why ``filter`` is valid for adaptive runs (a multi-order Rényi filter). Let release t be chosen
+    from the outputs before it, with RDP curve ρ_t(α) fixed before it runs, and let the run make
+    release t only if some α ∈ Λ has Σ_{s≤t} ρ_s(α) + log(|Λ|/δ)/(α−1) ≤ ε. With L_t the privacy
+    loss after t releases, Z_t(α) = exp((α−1)(L_t − Σ_{s≤t} ρ_s(α))) is a non-negative
+    supermartingale with Z_0 = 1 (E[e^{(α−1)ℓ_t} | past] = e^{(α−1)D_α} ≤ e^{(α−1)ρ_t(α)}; Feldman &
+    Zrnic 2021, Whitehouse et al. 2023), hence so is their average Z_t over Λ. At the last release T
+    some α* passed the test, so L_T > ε forces Z_T(α*) > |Λ|/δ, i.e. Z_T > 1/δ, which by Ville's
+    inequality has probability ≤ δ: P(L_T > ε) ≤ δ, and the run is (ε, δ)-DP. The post-hoc
+    minimum of ``tight`` or ``prop1`` over α is proven only for a composition fixed in advance (or
+    a filter on one order chosen before the run), so adaptive methods must not use it."""
     if method == "prop1":
         return math.log(1.0 / delta) / (orders - 1.0)
+    if method == "filter":
+        return math.log(orders.size / delta) / (orders - 1.0)
     if method == "tight":
         offsets = np.log1p(-1.0 / orders) - (math.log(delta) + np.log(orders)) / (orders - 1.0)
         return np.where(orders > 1.01, offsets, np.inf)
-    raise ValueError(f"method must be 'tight' or 'prop1', got {method!r}")
+    raise ValueError(f"method must be one of {', '.join(CONVERSIONS)}, got {method!r}")
 
 
 def eps_from_offsets(

@@ -1,7 +1,9 @@
 """AboveThreshold, the sparse vector technique with one ⊤ answer (chen_lee Lemma 5 and Alg. 1).
 
 One calibration (:func:`svt_noise`) serves both the mechanism and the vectorised sampler used by
-the statistical privacy tests, so those tests audit the real noise scales.
+the statistical privacy tests, so those tests audit the real noise scales. The noise is drawn by
+:func:`~dpbench.privacy.samplers.current_sampler` (exact discrete noise on a grid under the secure
+sampler).
 """
 
 from __future__ import annotations
@@ -13,8 +15,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpbench.privacy._charge import charge
-from dpbench.privacy._checks import check_count, check_finite_array, check_generator, check_positive
-from dpbench.privacy.events import GaussianAboveThresholdEvent, LaplaceAboveThresholdEvent, PrivacyEvent
+from dpbench.privacy._checks import (
+    check_count,
+    check_finite_array,
+    check_generator,
+    check_positive,
+)
+from dpbench.privacy.events import (
+    GaussianAboveThresholdEvent,
+    LaplaceAboveThresholdEvent,
+    PrivacyEvent,
+)
+from dpbench.privacy.samplers import current_sampler
 
 _CHUNK_ROWS = 1 << 16
 
@@ -29,6 +41,8 @@ class SVTNoise:
     query_scale: float
     """Laplace scale b, or Gaussian standard deviation, of each query's noise."""
     event: PrivacyEvent
+    sensitivity: float
+    """Δ, the queries' sensitivity (the secure sampler calibrates from it and the event)."""
 
     def _draw(self, rng: np.random.Generator, scale: float, size) -> np.ndarray:
         return rng.normal(0.0, scale, size) if self.gaussian else rng.laplace(0.0, scale, size)
@@ -54,13 +68,13 @@ def svt_noise(noise: str, *, sensitivity: float, epsilon: float | None = None, r
             raise ValueError(f"noise='laplace' needs epsilon and no rho, got epsilon={epsilon!r}, rho={rho!r}")
         eps = check_positive("epsilon", epsilon)
         eps1, eps2 = eps / 2.0, eps / 4.0
-        return SVTNoise(False, delta_q / eps1, delta_q / eps2, LaplaceAboveThresholdEvent(eps1, eps2))
+        return SVTNoise(False, delta_q / eps1, delta_q / eps2, LaplaceAboveThresholdEvent(eps1, eps2), delta_q)
     if noise == "gaussian":
         if rho is None or epsilon is not None:
             raise ValueError(f"noise='gaussian' needs rho and no epsilon, got epsilon={epsilon!r}, rho={rho!r}")
         r = check_positive("rho", rho)
         sigma1, sigma2 = math.sqrt(3.0 / (2.0 * r)), math.sqrt(3.0 / r)
-        return SVTNoise(True, delta_q * sigma1, delta_q * sigma2, GaussianAboveThresholdEvent(sigma1, sigma2))
+        return SVTNoise(True, delta_q * sigma1, delta_q * sigma2, GaussianAboveThresholdEvent(sigma1, sigma2), delta_q)
     raise ValueError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
 
 
@@ -92,16 +106,15 @@ def above_threshold(
         raise ValueError(f"query must be a 1-D sequence or a callable, got shape {values.shape}")
     check_generator(rng)
     charge(ledger, calibration.event, sampling_rate, label)
-    noisy_threshold = t + calibration.threshold_noise(rng)
-    query_noise = calibration.query_noise(rng, n if values is None else values.size)
+    draw = current_sampler().above_threshold(rng, calibration, t, None, n if values is None else values.size)
     if values is not None:
-        hits = np.flatnonzero(values + query_noise >= noisy_threshold)
+        hits = np.flatnonzero(draw.units(values) + draw.noise >= draw.threshold)
         return int(hits[0]) if hits.size else None
     for i in range(n):
         value = float(query(i))
         if not math.isfinite(value):
             raise ValueError(f"query({i}) returned a non-finite value {value!r}")
-        if value + query_noise[i] >= noisy_threshold:
+        if draw.units(value) + draw.noise[i] >= draw.threshold:
             return i
     return None
 
@@ -130,7 +143,7 @@ def sample_above_threshold(
     out = np.empty(n, dtype=np.int64)
     for start in range(0, n, _CHUNK_ROWS):  # chunks bound the memory of the (rows, k) noise matrix
         rows = min(_CHUNK_ROWS, n - start)
-        noisy_threshold = t + calibration.threshold_noise(rng, (rows, 1))
-        hits = q + calibration.query_noise(rng, (rows, q.size)) >= noisy_threshold
+        draw = current_sampler().above_threshold(rng, calibration, t, (rows, 1), (rows, q.size))
+        hits = draw.units(q) + draw.noise >= draw.threshold
         out[start : start + rows] = np.where(hits.any(axis=1), hits.argmax(axis=1), q.size)
     return out

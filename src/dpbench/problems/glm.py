@@ -47,9 +47,17 @@ class GLMProblem:
     l1_reg : φ ≥ 0, the ℓ1 coefficient (liu_dda Sec 5.3 uses φ = 0.0005)
     public_row_norm : a bound on every ‖x_i‖ known without looking at the data (the encoding's,
         e.g. 1 for unit-normalised rows), or None; methods that need a Lipschitz constant may use it
+    public_feature_bound : a bound on every |x_ij| known without looking at the data (1 for features
+        scaled to [0, 1] plus a bias), or None; a public row-norm bound is one too
+
+    No method may look at the data to decide whether its assumptions hold (an abort that fires on a
+    dataset reveals a fact about it): :meth:`within` restricts the rows to public bounds instead.
     """
 
-    def __init__(self, X, y: np.ndarray, loss, reg: float, l1_reg: float = 0.0, public_row_norm: float | None = None) -> None:
+    def __init__(
+        self, X, y: np.ndarray, loss, reg: float, l1_reg: float = 0.0, public_row_norm: float | None = None,
+        public_feature_bound: float | None = None,
+    ) -> None:
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
         if X.shape[0] == 0:
@@ -58,14 +66,17 @@ class GLMProblem:
             raise ValueError(f"regulariser μ must be finite and ≥ 0, got {reg}")
         if not (np.isfinite(l1_reg) and l1_reg >= 0):
             raise ValueError(f"ℓ1 regulariser φ must be finite and ≥ 0, got {l1_reg}")
-        if public_row_norm is not None and not (np.isfinite(public_row_norm) and public_row_norm > 0):
-            raise ValueError(f"public_row_norm must be None or finite and > 0, got {public_row_norm}")
+        for key, bound in (("public_row_norm", public_row_norm), ("public_feature_bound", public_feature_bound)):
+            if bound is not None and not (np.isfinite(bound) and bound > 0):
+                raise ValueError(f"{key} must be None or finite and > 0, got {bound}")
         self.X = X.tocsr() if sp.issparse(X) else np.asarray(X, dtype=float)
         self.y = np.asarray(y, dtype=float)
         self.loss = loss
         self.reg = float(reg)
         self.l1_reg = float(l1_reg)
         self.public_row_norm = None if public_row_norm is None else float(public_row_norm)
+        bounds = [float(b) for b in (public_feature_bound, public_row_norm) if b is not None]  # |x_ij| ≤ ‖x_i‖
+        self.public_feature_bound = min(bounds) if bounds else None
         self.n, self.dim = X.shape
         self.row_norms = _row_norms(self.X)
         # Minibatch rows come from a row-major dense copy when it is small: scipy's sparse fancy
@@ -89,6 +100,35 @@ class GLMProblem:
         self._max_norms: dict[int, float] = {}
         self.counts = EvalCounts()
         self._gram_norm: float | None = None
+
+    def within(self, row_norm: float | None = None, feature_bound: float | None = None) -> GLMProblem:
+        """This problem with every row clipped to L2 norm ≤ ``row_norm`` and every entry to
+        [−``feature_bound``, ``feature_bound``] — what a method whose analysis assumes those bounds
+        trains on. A clipped row depends on its own record only, so the restriction is private to
+        apply and never needs a look at the data; when the public bounds already guarantee it, the
+        problem itself is returned. The restricted problem shares :attr:`counts` with this one."""
+        rows = row_norm is not None and (self.public_row_norm is None or self.public_row_norm > row_norm)
+        entries = feature_bound is not None and (self.public_feature_bound is None or self.public_feature_bound > feature_bound)
+        if not (rows or entries):
+            return self
+        X = self.X.tocsr(copy=True) if sp.issparse(self.X) else np.array(self.X, dtype=np.float64, order="C")
+        values = X.data if sp.issparse(X) else X
+        if entries:
+            np.clip(values, -feature_bound, feature_bound, out=values)
+        if rows:
+            norms = _row_norms(X)
+            factor = np.minimum(1.0, row_norm / np.where(norms > 0, norms, 1.0))
+            if sp.issparse(X):
+                X.data *= np.repeat(factor, np.diff(X.indptr))
+            else:
+                X *= factor[:, None]
+        restricted = GLMProblem(
+            X, self.y, self.loss, self.reg, self.l1_reg,
+            public_row_norm=row_norm if rows else self.public_row_norm,
+            public_feature_bound=feature_bound if entries else self.public_feature_bound,
+        )
+        restricted.counts = self.counts
+        return restricted
 
     # ----------------------------------------------------------------------------- data access
     def _rows(self, idx):
@@ -196,10 +236,14 @@ class GLMProblem:
 
 
 def make_problem(
-    X, y, *, loss: str, reg: float, l1_reg: float = 0.0, public_row_norm: float | None = None, **loss_params: float
+    X, y, *, loss: str, reg: float, l1_reg: float = 0.0, public_row_norm: float | None = None,
+    public_feature_bound: float | None = None, **loss_params: float
 ) -> GLMProblem:
     """Build a :class:`GLMProblem` from a loss name (``logistic``, ``hinge``, ``huber_hinge``)."""
-    return GLMProblem(X, y, make_loss(loss, **loss_params), reg, l1_reg=l1_reg, public_row_norm=public_row_norm)
+    return GLMProblem(
+        X, y, make_loss(loss, **loss_params), reg, l1_reg=l1_reg, public_row_norm=public_row_norm,
+        public_feature_bound=public_feature_bound,
+    )
 
 
 def _row_norms(X) -> np.ndarray:

@@ -41,10 +41,20 @@ __all__ = ["PWA_METHODS", "PWAAlgorithm"]
 
 
 class PWAAlgorithm(Algorithm):
-    """A han_pwa mechanism: R runs per call, one per-run ledger shared by them (mechanisms module)."""
+    """A han_pwa mechanism: R runs per call, one per-run ledger shared by them (mechanisms module).
+
+    Neighbouring relation: ``offsets_within_b_max`` (privacy unit: the whole offset vector b). The
+    database is b (han_pwa Sec. 2.2) and adjacent databases satisfy max_i |b_i − b_i′| ≤ b_max
+    (eq. 4), every offset moving at once, with A, the box P and b_max public. Each mechanism charges
+    this relation's sensitivity: √m·b_max for b (Thm 16), diam(P) for x_opt (Thm 17), b_max for
+    the scores f and u_sub (Lemma 18, Thm 19, Alg. 1).
+    """
 
     paper: ClassVar[str] = "han_pwa"
     accountant: ClassVar[str] = "pure"
+    neighbouring: ClassVar[str] = "offsets_within_b_max"
+    privacy_unit: ClassVar[str] = "offset_vector"
+    secure_sampler: ClassVar[bool] = False  # vector Laplace, Metropolis chains and Gumbel-max drawn in dpbench.pwa
     problem_kind: ClassVar[str] = "pwa"
     supported_losses: ClassVar[frozenset[str]] = frozenset({"max_affine"})
     unsupported_reason: ClassVar[str] = "han_pwa mechanisms minimise the piecewise-affine f of model=pwa"
@@ -164,10 +174,12 @@ class PWASubgradient(_SubgradientMethod):
 @dataclass
 class PWASubgradientNonPrivate(_SubgradientMethod):
     """The regular projected subgradient method with exact subgradients (han_pwa Sec. 4.4, Fig. 1):
-    a non-private reference; it spends nothing and records ε = ∞. ``output`` may also be "best"."""
+    a non-private reference; it spends nothing and records ε = ∞. ``output`` may also be "best".
+    Neighbouring relation: ``none``."""
 
     name: ClassVar[str] = "pwa_subgradient_nonprivate"
     private: ClassVar[bool] = False
+    neighbouring: ClassVar[str] = "none"
 
     def release(self, problem, *, epsilon, runs, rng, ledger):
         return subgradient(
