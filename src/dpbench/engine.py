@@ -130,6 +130,7 @@ def _run_glm(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]
     )
     _check_finite(dataset)
     splits = make_splits(dataset, cfg)
+    identity = identity_columns(cfg)  # the same in every row
 
     rows: list[dict[str, Any]] = []
     traces: list[pd.DataFrame] = []
@@ -138,7 +139,7 @@ def _run_glm(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]
     for fold, split in enumerate(splits):
         fstar = optimum(split, cfg, dataset.checksum, fold)
         for rep in range(cfg.reps):
-            row, trace, ledger_summary = _run_one(algorithm, split, cfg, dataset, fold, rep, fstar)
+            row, trace, ledger_summary = _run_one(algorithm, split, cfg, dataset, fold, rep, fstar, identity)
             rows.append(row)
             traces.append(trace)
             ledgers.append({"fold": fold, "rep": rep, **ledger_summary})
@@ -151,7 +152,7 @@ def _run_glm(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]
     return pd.DataFrame(rows), trace, dataset_info, ledgers
 
 
-def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: int, rep: int, fstar: float):
+def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: int, rep: int, fstar: float, identity: dict):
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, fold, rep]))
     problem = _problem(split.X_train, split.y_train, cfg, public_row_norm(dataset, cfg), dataset.info.get("feature_bound"))
     cls = algorithm_class(cfg.algorithm)
@@ -172,7 +173,7 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
 
     train_obj, test_obj = _objectives(result, problem, split)
     row = {
-        **identity_columns(cfg),
+        **identity,
         "eps_spent": float(eps_spent),
         "fold": fold,
         "rep": rep,
