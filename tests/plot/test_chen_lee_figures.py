@@ -104,3 +104,23 @@ def test_comparison_table_checks_the_papers_claims_from_the_numbers():
     table = comparison_table(_runs(acc))
     assert "dp_blsgd beats dp_agd in 1 of 3 settings: holds in part" in table
     assert "outpert_rsgd is first at 2 of 3 ε: holds in part" in table
+
+
+def test_an_algorithm_keeps_its_colour_in_a_panel_where_another_is_missing():
+    """A method absent from one dataset's panel (a partial sweep) must not shift the other methods'
+    colours away from the legend's: every line of one algorithm has one colour across the figure."""
+    from matplotlib.colors import to_hex
+
+    from dpbench.plot.generic import metrics_vs_eps
+
+    rows = [{"dataset": d, "algorithm": a, "eps": e, "test_accuracy": 0.7, "private": True}
+            for d in ("bank", "ipums_br") for a in ("dp_agd", "dp_blgd", "dp_sgd") for e in (0.1, 1.0)
+            if not (d == "ipums_br" and a == "dp_agd")]
+    fig = metrics_vs_eps(pd.DataFrame(rows), [("test_accuracy", "test accuracy")])
+    colours: dict[str, set] = {}
+    for ax in fig.axes:
+        for container in ax.containers:
+            line = container.lines[0]
+            colours.setdefault(container.get_label(), set()).add(to_hex(line.get_color()))
+    assert set(colours) == {"dp_agd", "dp_blgd", "dp_sgd"} and all(len(c) == 1 for c in colours.values())
+    assert len({next(iter(c)) for c in colours.values()}) == 3

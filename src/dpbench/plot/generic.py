@@ -18,6 +18,12 @@ from dpbench.errors import DpbenchError  # noqa: E402
 REFERENCE_STYLES = {"nonprivate": ("--", "black"), "majority": (":", "grey")}
 
 
+def algorithm_colours(algorithms: pd.Series) -> dict[str, str]:
+    """One colour per algorithm for the whole figure (sorted names → matplotlib's C0, C1, …), so a
+    panel where a method is missing does not shift the others' colours away from the legend."""
+    return {name: f"C{i % 10}" for i, name in enumerate(sorted(algorithms.unique()))}
+
+
 def metrics_vs_eps(df: pd.DataFrame, rows: list[tuple[str, str]]) -> Figure:
     """One row of panels per (metric, label) in ``rows``, one column per dataset; a line per
     private algorithm (mean ± std over folds × reps at each ε), references as horizontal lines."""
@@ -26,13 +32,15 @@ def metrics_vs_eps(df: pd.DataFrame, rows: list[tuple[str, str]]) -> Figure:
             raise DpbenchError(f"the results have no {metric!r} column")
     private = df["private"].astype(bool) if "private" in df.columns else pd.Series(True, index=df.index)
     datasets = sorted(df["dataset"].unique())
+    colours = algorithm_colours(df.loc[private, "algorithm"])
     fig, axes = plt.subplots(len(rows), len(datasets), figsize=(4.4 * len(datasets), 3.4 * len(rows)), squeeze=False)
     for row, (metric, label) in zip(axes, rows):
         for ax, dataset in zip(row, datasets):
             here = df["dataset"] == dataset
             for algorithm, group in df[here & private].groupby("algorithm"):
                 stats = group.groupby("eps")[metric].agg(["mean", "std"]).reset_index()
-                ax.errorbar(stats["eps"], stats["mean"], yerr=stats["std"].fillna(0.0), marker="o", capsize=3, label=algorithm)
+                ax.errorbar(stats["eps"], stats["mean"], yerr=stats["std"].fillna(0.0), marker="o", capsize=3,
+                            color=colours[algorithm], label=algorithm)
             for algorithm, group in df[here & ~private].groupby("algorithm"):
                 style, color = REFERENCE_STYLES.get(algorithm, ("-.", "tab:brown"))
                 value = group[metric].mean()
