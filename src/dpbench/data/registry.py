@@ -75,11 +75,6 @@ def load_dataset(
     return loader(resolve(name, _plain(options), schema), Path(data_dir), allow_download, **extra)
 
 
-def scaling_of(name: str, scaling: str) -> str:
-    """What ``data.scaling=scaling`` does to dataset ``name``: ``scaling`` for :data:`SCALED_DATASETS`,
-    ``none`` for datasets with nothing to scale (synthetic, unit-normalised LIBSVM sets)."""
-    return scaling if name in SCALED_DATASETS else "none"
-
 
 def _plain(options: Mapping[str, Any]) -> dict[str, Any]:
     """A plain dict of the options (an OmegaConf ``DictConfig`` is a Mapping too)."""
