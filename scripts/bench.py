@@ -96,7 +96,7 @@ def bench_dp_nag(X, y, iterations: int = 1000) -> None:
 
     def run(every):
         ledger = Ledger(1.0, 1e-8, "pure")
-        DPNAG(iterations=iterations).fit(problem, ledger, np.random.default_rng(0), Tracer(problem, ledger, every=every))
+        DPNAG(iterations=iterations, smoothness=5.1033).fit(problem, ledger, np.random.default_rng(0), Tracer(problem, ledger, every=every))
 
     # interleaved, best of 5 each: this VM's speed drifts by tens of percent between seconds
     t_floor, t_bare, t_traced = (min(ts) for ts in zip(*(

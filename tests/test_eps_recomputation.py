@@ -60,7 +60,7 @@ HINGE = ("dataset=synthetic_svm", "dataset.n=400", "dataset.n_test=100", "datase
 PWA = ("dataset=synthetic_pwa", "model=pwa", "dataset.m=8", "dataset.d=3", "reps=3")
 BO = ("model=bo", "bo.target=logreg", "dataset=synthetic_logreg", "dataset.n=1500", "dataset.d=5", "bo.n_candidates=12",
       "bo.train_size=300", "bo.test_size=300", "bo.pool_size=800", "bo.validation_size=200")
-COMMON = ("progress=false", "reps=2", f"privacy.eps={EPS}", f"privacy.delta={DELTA}")
+COMMON = ("progress=false", "reps=2", f"privacy.eps={EPS}", f"privacy.delta={DELTA}", "privacy.neighbouring=native")
 
 # Settings that switch a method to another accountant or conversion than its default, so that every
 # accountant kind, both RDP conversions and both Gaussian amplifications are recomputed at least once.

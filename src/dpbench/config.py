@@ -79,6 +79,7 @@ class PrivacyConfig:
     delta: float
     conversion: str = "tight"
     sampler: str = "numpy"
+    neighbouring: str = "add_remove"
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.eps) and self.eps > 0):
@@ -91,6 +92,10 @@ class PrivacyConfig:
 
         if self.sampler not in SAMPLERS:
             raise ConfigError(f"privacy.sampler must be one of {', '.join(SAMPLERS)}, got {self.sampler!r}")
+        from dpbench.privacy.neighbouring import CHOICES
+
+        if self.neighbouring not in CHOICES:
+            raise ConfigError(f"privacy.neighbouring must be one of {', '.join(CHOICES)}, got {self.neighbouring!r}")
 
 
 @dataclass(frozen=True)
@@ -228,6 +233,7 @@ class RunConfig:
                 delta=_number(privacy.get("delta"), "privacy.delta"),
                 conversion=str(privacy.get("conversion", "tight")),
                 sampler=str(privacy.get("sampler", "numpy")),
+                neighbouring=str(privacy.get("neighbouring", "add_remove")),
             ),
             seed=_integer(cfg.get("seed", 0), "seed"),
             reps=_integer(cfg.get("reps", 1), "reps"),
@@ -258,6 +264,7 @@ class RunConfig:
                 f"privacy.sampler=secure is not available for algorithm {run.algorithm}: some of its noise is drawn "
                 "outside dpbench.privacy.mechanisms; use privacy.sampler=numpy"
             )
+        _check_relation(run, algorithm_instance)
         if run.dataset in PWA_DATASETS:
             load_pwa_problem(run.dataset, run.dataset_options)  # validates the instance's options
         return run
@@ -274,6 +281,8 @@ class RunConfig:
             d.pop("bo")
         if self.privacy.sampler == "numpy":  # likewise for the default sampler
             d["privacy"].pop("sampler")
+        if self.privacy.neighbouring == "native":  # each paper's own relation: what every job did before the key
+            d["privacy"].pop("neighbouring")
         from dpbench.data.registry import scales_features
 
         if not scales_features(self.dataset, self.dataset_options):  # nothing to scale: those hashes stay as they were
@@ -285,6 +294,18 @@ class RunConfig:
         """sha256 of :meth:`semantic_dict`: equal hashes ⇒ the same job."""
         blob = json.dumps(self.semantic_dict(), sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _check_relation(run: RunConfig, algorithm) -> None:
+    """Refuse, in one line, a method that cannot meet ``privacy.neighbouring`` (naming what it supports)."""
+    from dpbench.privacy.neighbouring import resolve, supported
+
+    if resolve(algorithm, run.privacy.neighbouring)[1] is None:
+        choices = " or ".join(f"privacy.neighbouring={r}" for r in (*supported(algorithm), "native"))
+        raise ConfigError(
+            f"algorithm {run.algorithm} does not support privacy.neighbouring={run.privacy.neighbouring}: "
+            f"{algorithm.relation_reason}; use {choices}"
+        )
 
 
 _KIND_COMBINATIONS = {

@@ -17,6 +17,7 @@ import logging
 import math
 import platform
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -37,6 +38,7 @@ from dpbench.data import Dataset, clip_rows, load_dataset
 from dpbench.errors import ConfigError, DpbenchError, PrivacyViolation
 from dpbench.privacy.accountant import Accountant, Ledger, make_accountant
 from dpbench.privacy.filter import filter_accountant, stopping_rule
+from dpbench.privacy.neighbouring import group_privacy_epsilon, resolve, run_budget
 from dpbench.privacy.samplers import use_sampler
 from dpbench.problems import GLMProblem, make_problem
 from dpbench.results import (
@@ -62,6 +64,15 @@ class Split:
     y_train: np.ndarray
     X_test: Any
     y_test: np.ndarray
+
+    @property
+    def public_n(self) -> int:
+        """n̄, the fold's training size as a public constant. A dataset's record count and label
+        counts are published with it (UCI lists both for Adult and Bank) and the stratified splits'
+        fold sizes follow from them and the public seed alone (sklearn allocates each class's rows to
+        folds by count, whatever the shuffle), so n̄ is fixed before the private rows are read; the
+        methods use it, not the size of the data they are given (docs/privacy.md)."""
+        return int(self.y_train.shape[0])
 
 
 def marks_failures(func):
@@ -154,18 +165,21 @@ def _run_glm(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]
 
 def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: int, rep: int, fstar: float, identity: dict):
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, fold, rep]))
-    problem = _problem(split.X_train, split.y_train, cfg, public_row_norm(dataset, cfg), dataset.info.get("feature_bound"))
+    problem = _problem(split.X_train, split.y_train, cfg, dataset, public_row_norm(dataset, cfg), split.public_n)
     cls = algorithm_class(cfg.algorithm)
-    ledger = None
+    ledger, reported = None, _identity
     if cls.private:
-        ledger = Ledger(cfg.privacy.eps, cfg.privacy.delta, run_accountant(algorithm, cfg))
-    tracer = Tracer(problem, ledger, every=cfg.trace_every, test=(split.X_test, split.y_test), nonprivate=cfg.trace_nonprivate)
+        ledger, reported = run_ledger(algorithm, cfg)
+    tracer = Tracer(
+        problem, ledger, every=cfg.trace_every, test=(split.X_test, split.y_test), nonprivate=cfg.trace_nonprivate,
+        reported_eps=reported,
+    )
 
     start = time.perf_counter()
     result = algorithm.fit(problem, ledger, rng, tracer)
     wall = time.perf_counter() - start
 
-    eps_spent = ledger.eps_spent if ledger is not None else math.inf
+    eps_spent = reported(ledger.eps_spent) if ledger is not None else math.inf
     if ledger is not None and not eps_spent <= cfg.privacy.eps:
         raise PrivacyViolation(f"{cfg.algorithm} spent ε = {eps_spent!r} > budget {cfg.privacy.eps!r} (fold {fold}, rep {rep})")
     if result.w is not None and not np.all(np.isfinite(result.w)):
@@ -203,11 +217,28 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
     return row, trace, summary
 
 
-def run_accountant(algorithm, cfg: RunConfig) -> Accountant:
-    """The accountant of one private run. RDP ledgers convert by ``privacy.conversion`` when the
-    releases are fixed in advance; for methods that stop adaptively (``adaptive_stopping``) a post-hoc
-    minimum over orders is not a proven guarantee, so — whatever ``privacy.conversion`` says — they
-    get a Rényi filter (:func:`~dpbench.privacy.filter.filter_accountant`)."""
+def _identity(eps: float) -> float:
+    return eps
+
+
+def run_ledger(algorithm, cfg: RunConfig) -> tuple[Ledger, Callable[[float], float]]:
+    """The ledger of one private run and the map from its spend to the reported ε: the requested
+    (ε, δ) under the method's relation, or — when it meets ``privacy.neighbouring=replace_one`` by
+    group privacy — the add/remove budget (ε/2, δ/(1 + e^{ε/2})), whose spend ε′ is reported as 2ε′
+    (:mod:`dpbench.privacy.neighbouring`)."""
+    eps, delta, relation, mode = run_budget(algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring)
+    ledger = Ledger(eps, delta, run_accountant(algorithm, cfg, eps, delta), neighbouring=relation)
+    return ledger, (group_privacy_epsilon if mode == "group_privacy" else _identity)
+
+
+def run_accountant(algorithm, cfg: RunConfig, eps: float | None = None, delta: float | None = None) -> Accountant:
+    """The accountant of one private run at the ledger's (ε, δ) (default: ``cfg.privacy``'s). RDP
+    ledgers convert by ``privacy.conversion`` when the releases are fixed in advance; for methods that
+    stop adaptively (``adaptive_stopping``) a post-hoc minimum over orders is not a proven guarantee,
+    so — whatever ``privacy.conversion`` says — they get a Rényi filter
+    (:func:`~dpbench.privacy.filter.filter_accountant`)."""
+    eps = cfg.privacy.eps if eps is None else eps
+    delta = cfg.privacy.delta if delta is None else delta
     options = algorithm.accountant_options()
     if algorithm.accountant == "rdp" and cfg.privacy.sampler == "secure":
         # the exact subsampled-Gaussian bound (Mironov, Talwar & Zhang 2019) is proven for continuous noise;
@@ -216,18 +247,20 @@ def run_accountant(algorithm, cfg: RunConfig) -> Accountant:
     if algorithm.accountant != "rdp":
         return make_accountant(algorithm.accountant, **options)
     if algorithm.adaptive_stopping:
-        return filter_accountant(algorithm.planned_step(cfg.privacy.eps), cfg.privacy.eps, cfg.privacy.delta, **options)
+        return filter_accountant(algorithm.planned_step(eps), eps, delta, **options)
     return make_accountant("rdp", conversion=cfg.privacy.conversion, **options)
 
 
 def identity_columns(cfg: RunConfig) -> dict[str, Any]:
     """The results columns that say what ran: paper, algorithm, dataset, model, loss, budget, the
-    neighbouring relation and privacy unit the (ε, δ) is for, accountant, the RDP conversion its ledger
-    used and the rule that makes its ε a guarantee (:func:`run_accountant`)."""
+    neighbouring relation and privacy unit the (ε, δ) is for and how the method meets that relation,
+    the DP notion its ledger composes in, accountant, the RDP conversion its ledger used and the rule
+    that makes its ε a guarantee (:func:`run_accountant`)."""
     cls = algorithm_class(cfg.algorithm)
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
     accountant = algorithm.accountant  # some methods choose it by a hyper-parameter
-    run_rules = run_accountant(algorithm, cfg) if cls.private else None
+    relation, mode = resolve(algorithm, cfg.privacy.neighbouring)
+    run_rules = run_ledger(algorithm, cfg)[0].accountant if cls.private else None
     return {
         "paper": cls.paper,
         "algorithm": cfg.algorithm,
@@ -237,8 +270,10 @@ def identity_columns(cfg: RunConfig) -> dict[str, Any]:
         "eps": cfg.privacy.eps,
         "delta": cfg.privacy.delta,
         "private": cls.private,
-        "neighbouring": cls.neighbouring,
-        "privacy_unit": cls.privacy_unit,
+        "neighbouring": relation,
+        "privacy_unit": cls.privacy_unit if cls.private else "none",
+        "relation_conversion": mode,
+        "dp_notion": accountant if cls.private else "none",
         "accountant": accountant if cls.private else "none",
         "conversion": getattr(run_rules, "conversion", cfg.privacy.conversion),
         "sampler": cfg.privacy.sampler if cls.private else "none",
@@ -273,12 +308,17 @@ def _objectives(result: FitResult, problem: GLMProblem, split: Split) -> tuple[f
     return problem.evaluate_objective(result.w), test
 
 
-def _problem(X, y, cfg: RunConfig, row_norm_bound: float | None = None, feature_bound: float | None = None) -> GLMProblem:
+def _problem(
+    X, y, cfg: RunConfig, dataset: Dataset | None = None, row_norm_bound: float | None = None, public_n: int | None = None
+) -> GLMProblem:
     """The training problem; the public bounds are the dataset's declared ones (``info["row_norm_bound"]``,
-    ``info["feature_bound"]``) and ``data.row_norm``, never read off the data."""
+    ``info["feature_bound"]``, ``info["row_l1_bound"]``) and ``data.row_norm``, never read off the data;
+    ``public_n`` is the fold's public size n̄ (:attr:`Split.public_n`)."""
+    info = dataset.info if dataset is not None else {}
     return make_problem(
         X, y, loss=cfg.model.loss, reg=cfg.model.reg, l1_reg=cfg.model.l1_reg, public_row_norm=row_norm_bound,
-        public_feature_bound=feature_bound, **cfg.model.loss_params,
+        public_feature_bound=info.get("feature_bound"), public_row_l1_norm=info.get("row_l1_bound"),
+        public_n=public_n, **cfg.model.loss_params,
     )
 
 

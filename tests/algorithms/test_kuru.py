@@ -98,11 +98,11 @@ def test_chosen_iterations_minimise_bound_4_6():
 # ----------------------------------------------------------------------------------- runs
 def _problem(n=2000, seed=1, loss="logistic"):
     X, y, _ = make_logreg(n, 20, 20.0, seed)
-    return make_problem(X, y, loss=loss, reg=MU)
+    return make_problem(X, y, loss=loss, reg=MU, public_feature_bound=1.0)  # rows ∈ [0, 1]^20 by the law
 
 
 def _fit(method, problem, eps=1.0, seed=0):
-    ledger = Ledger(eps, 1e-8, PureDPAccountant())
+    ledger = Ledger(eps, 1e-8, PureDPAccountant(), neighbouring="replace_one")
     tracer = Tracer(problem, ledger)
     return method.fit(problem, ledger, np.random.default_rng(seed), tracer), ledger, tracer
 
@@ -139,7 +139,7 @@ def test_with_a_huge_epsilon_every_method_converges_to_fstar(method):
 
 def test_masg_restarts_momentum_at_stage_changes(monkeypatch):
     problem = _problem(n=500)
-    method = DPMASG(iterations=120)
+    method = DPMASG(iterations=120, smoothness=L)
     alphas, stages = method.steps(MU)
     seen = []
     real = DPMASG._step
@@ -170,7 +170,7 @@ def test_one_dp_nag_iteration_is_eps_t_private_on_a_neighbouring_pair(batch):
     y[0] = 1.0
     X_prime = X.copy()
     X_prime[0, 0] = -100.0
-    method = DPNAG(iterations=1, l1_clip=clip, initial_value=0.0)
+    method = DPNAG(iterations=1, l1_clip=clip, initial_value=0.0, batch_size=batch)
     m = n if batch is None else batch
     noise = ks.uniform_noise(2 * clip, 1.0, 1, n, m)
     eps_t = float(ks.epsilon_per_iteration(2 * clip, noise[0], n, m))
@@ -178,7 +178,7 @@ def test_one_dp_nag_iteration_is_eps_t_private_on_a_neighbouring_pair(batch):
 
     def outputs(features, seed):
         problem = make_problem(features, y, loss="logistic", reg=MU)
-        ledger, rng, x = Ledger(1e9, 1e-8, PureDPAccountant()), np.random.default_rng(seed), np.zeros(1)
+        ledger, rng, x = Ledger(1e9, 1e-8, PureDPAccountant(), neighbouring="replace_one"), np.random.default_rng(seed), np.zeros(1)
         return np.array([method._step(problem, x, x, 0, alphas, betas, stages, noise, m, rng, ledger)[0][0]
                          for _ in range(20_000)])
 
@@ -200,7 +200,7 @@ def test_bad_inputs_are_refused_with_the_value():
         _fit(DPNAG(batch_size=5000), _problem(n=1000))
     X, y, _ = make_logreg(300, 20, 20.0, 1)
     with pytest.raises(ConfigError, match="strongly convex"):
-        _fit(DPNAG(), make_problem(X, y, loss="logistic", reg=0.0))
+        _fit(DPNAG(), make_problem(X, y, loss="logistic", reg=0.0, public_feature_bound=1.0))
     with pytest.raises(ConfigError, match="hinge"):
         check_compatible("dp_nag", "hinge")
 
@@ -209,3 +209,42 @@ def test_batch_size_must_be_a_positive_integer_or_null():
     with pytest.raises(ValueError, match="batch_size must be an integer ≥ 1 or null, got 2.5"):
         DPNAG(batch_size=2.5)
     assert DPNAG(batch_size=None).batch_size is None
+
+
+def test_smoothness_is_derived_from_the_public_row_bound_when_not_set():
+    X, y, _ = make_logreg(500, 20, 20.0, 3)
+    by_rows = make_problem(X, y, loss="logistic", reg=MU, public_row_norm=2.0)
+    by_entries = make_problem(X, y, loss="logistic", reg=MU, public_feature_bound=1.0)
+    both = make_problem(X, y, loss="logistic", reg=MU, public_row_norm=3.0, public_feature_bound=0.5)
+    assert DPGD().public_smoothness(by_rows) == pytest.approx(0.25 * 4.0 + MU, rel=1e-15)  # R²/4 + μ
+    assert DPGD().public_smoothness(by_entries) == pytest.approx(0.25 * 20 + MU, rel=1e-15)  # R² = d·1²
+    assert DPGD().public_smoothness(both) == pytest.approx(0.25 * 5.0 + MU, rel=1e-15)  # min(3, √20·0.5)² = 5
+    huber = make_problem(X, y, loss="huber_hinge", reg=MU, public_row_norm=2.0, h=0.5)
+    assert DPNAG().public_smoothness(huber) == pytest.approx(4.0 / (2 * 0.5) + MU, rel=1e-15)  # ℓ″ ≤ 1/(2h)
+    derived, _, _ = _fit(DPNAG(iterations=50), by_rows)
+    explicit, _, _ = _fit(DPNAG(iterations=50, smoothness=0.25 * 4.0 + MU), by_rows)
+    assert np.array_equal(derived.w, explicit.w)
+
+
+def test_without_a_public_row_bound_the_smoothness_must_be_set():
+    X, y, _ = make_logreg(300, 20, 20.0, 1)
+    private_only = make_problem(X, y, loss="logistic", reg=MU)
+    with pytest.raises(ConfigError, match=r"dp_gd: .*no public bound.*algorithm.smoothness=<L>"):
+        _fit(DPGD(), private_only)
+    with pytest.raises(ConfigError, match=r"dp_gd: .*no public bound.*algorithm.l1_clip=<C>"):
+        _fit(DPGD(smoothness=L), private_only)
+    result, _, _ = _fit(DPGD(iterations=20, smoothness=L, l1_clip=20.0), private_only)
+    assert result.n_iterations == 20
+
+
+def test_the_l1_clip_defaults_to_the_largest_gradient_l1_norm_the_public_bounds_allow():
+    X, y, _ = make_logreg(400, 20, 20.0, 2)
+    law = make_problem(X, y, loss="logistic", reg=MU, public_feature_bound=1.0)
+    assert DPGD().public_l1_clip(law) == 20.0  # d·1: the paper's C = 20 (eq. 5.2)
+    declared = make_problem(X, y, loss="logistic", reg=MU, public_feature_bound=1.0, public_row_l1_norm=15.0)
+    assert DPGD().public_l1_clip(declared) == 15.0
+    unit_rows = make_problem(X / np.linalg.norm(X, axis=1, keepdims=True), y, loss="logistic", reg=MU, public_row_norm=1.0)
+    assert DPGD().public_l1_clip(unit_rows) == pytest.approx(math.sqrt(20))  # ‖x‖₁ ≤ √d‖x‖₂
+    derived, ledger, _ = _fit(DPGD(iterations=30), law)
+    explicit, _, _ = _fit(DPGD(iterations=30, smoothness=DPGD().public_smoothness(law), l1_clip=20.0), law)
+    assert np.array_equal(derived.w, explicit.w) and ledger.eps_spent <= 1.0

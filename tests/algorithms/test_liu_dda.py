@@ -135,7 +135,7 @@ def test_bad_hyper_parameters_are_named(params, message):
 
 def test_config_pairs_models_and_algorithms(compose_run_config):
     _compose = compose_run_config
-    run = _compose("algorithm=dp_dda_two_edges", "model=liu_l1_svm", "dataset=synthetic_svm")
+    run = _compose("algorithm=dp_dda_two_edges", "model=liu_l1_svm", "dataset=synthetic_svm", "privacy.neighbouring=replace_one")
     assert run.algorithm == "dp_dda" and run.algorithm_params["n_edges"] == 2 and run.model.l1_reg == 0.0005
     with pytest.raises(ConfigError, match="ℓ1 regulariser .* dp_sgd does not handle.*dp_dda, dp_dda_all_nodes, nonprivate"):
         _compose("algorithm=dp_sgd", "model=liu_l1_svm")
@@ -218,7 +218,8 @@ def test_dp_dda_runs_on_the_epsilon_sample_with_its_unit_norm_bound(shared_data,
     result = cli(
         ["-m", "algorithm=dp_dda,dp_dda_all_nodes", "model=liu_l2_svm", "dataset=epsilon",
          f"dataset.train_file={sample / 'epsilon_normalized.head100.gz'}", f"dataset.test_file={sample / 'epsilon_normalized.t.head100.gz'}",
-         "privacy.eps=0.8", f"hydra.sweep.dir={tmp_path / 's'}", f"data_dir={root}", "progress=false"],
+         "privacy.eps=0.8", "privacy.neighbouring=replace_one", f"hydra.sweep.dir={tmp_path / 's'}", f"data_dir={root}",
+         "progress=false"],
         tmp_path,
     )
     assert result.returncode == 0, result.stderr[-3000:]

@@ -1,23 +1,20 @@
-"""Every method's neighbouring relation (``Algorithm.neighbouring``) is declared and holds as implemented.
+"""Every method states how it meets each neighbouring relation (``Algorithm.relations``), and it holds as implemented.
 
 For each relation the test reproduces the reason on a small constructed dataset, with the method's own
 code (its fit with the noisy release stubbed out to capture what it feeds the mechanism and the
 sensitivity it charges, or the helper that computes the released quantity):
 
-* ``zero_out`` — the charged quantity on D, on D minus a record (true add/remove: n changes) and on D
-  with that record replaced by the null record (n kept, the record's terms gone). Add/remove moves it
-  by MORE than the charged sensitivity, zero-out by at most it. The null record is modelled by
-  :func:`_null_record_problem`: the problem on D minus the record that still reports the public
-  n = |D| (the null record contributes zero clipped gradient and zero clipped loss to every sum, and
-  only n remembers it); for gradient-only quantities a zero feature row (zero gradient for every GLM
-  loss) is the same thing.
+* ``add_remove`` — the charged quantity on D and on D minus a record, the method given the same public
+  n̄ = |D| (``public_n``) both times: it moves by at most the charged sensitivity (often all of it).
+  Were n̄ the size of the data the method is given, removing the record would move it by MORE: that is
+  why every normaliser, rate and round count reads ``problem.n_public``.
 * ``replace_one`` (and liu_dda's one-node-sample version) — replacing one record by a worst-case-ish
   other moves the released quantity by at most the charged sensitivity, and, where the charge is the
   replace-one 2C, by (nearly) all of it: a charge of the add/remove C would fail.
-* han_pwa's ``offsets_within_b_max`` — moving every offset by b_max moves each mechanism's input by at
-  most the sensitivity it charges (attained by the uniform shift).
-* kusner_bo's ``add_remove_validation_row`` — adding or removing a validation row moves every gain by
-  at most the V-dependent part of the charge, with the public |V|.
+* han_pwa's offset vector — moving every offset by b_max moves each mechanism's input by at most the
+  sensitivity it charges (attained by the uniform shift).
+* kusner_bo's validation rows — adding or removing a validation row moves every gain by at most the
+  V-dependent part of the charge, with the public |V|.
 """
 
 from __future__ import annotations
@@ -32,7 +29,7 @@ import dpbench.algorithms.kuru as kuru_module
 import dpbench.algorithms.objpert as objpert_module
 import dpbench.algorithms.output_perturbation as outpert_module
 import dpbench.bo.algorithms as bo_module
-from dpbench.algorithms.base import NEIGHBOURING_RELATIONS, Tracer
+from dpbench.algorithms.base import Tracer
 from dpbench.algorithms.chen_lee import DPBLGD, DPBLSGD, DPBLSGDAC, ArmijoQueries
 from dpbench.algorithms.dp_agd import DPAGD
 from dpbench.algorithms.dp_sgd import DPSGD
@@ -53,6 +50,7 @@ from dpbench.privacy.accountant import (
     RDPAccountant,
     ZCDPAccountant,
 )
+from dpbench.privacy.neighbouring import MODES, RELATIONS
 from dpbench.problems import GLMProblem, make_problem
 from dpbench.pwa import (
     laplace_data,
@@ -65,59 +63,56 @@ from dpbench.pwa.algorithms import PWA_METHODS
 
 TOL = 1e-9
 
-# The reviewed table (issue 16, hole 2): a new algorithm, or a changed label, must be reviewed here
-# and covered by a test below.
+# The reviewed table (issue 16 hole 2; issue "Equal footing" 1): how each method meets each relation, the
+# relation its paper proves and its privacy unit. A new algorithm, or a changed entry, must be reviewed
+# here and covered by a test below.
+GROUP = {"add_remove": "native", "replace_one": "group_privacy"}  # n̄ public; replace-one by group privacy
+BOTH = {"add_remove": "native", "replace_one": "native"}
+REPLACE = {"replace_one": "native"}
 EXPECTED = {
-    "nonprivate": "none",
-    "majority": "none",
-    "dp_sgd": "zero_out",
-    "dp_blsgd": "zero_out",
-    "dp_blsgd_ac": "zero_out",
-    "dp_blgd": "zero_out",
-    "dp_agd": "zero_out",
-    "privgene": "zero_out",
-    "objpert": "replace_one",
-    "outpert_gd": "replace_one",
-    "outpert_rsgd": "replace_one",
-    "dp_gd": "replace_one",
-    "dp_hb": "replace_one",
-    "dp_nag": "replace_one",
-    "dp_nag_opt": "replace_one",
-    "dp_masg": "replace_one",
-    "dp_masg_opt": "replace_one",
-    "dp_dda": "replace_one_node_sample",
-    "dp_dda_all_nodes": "replace_one_node_sample",
-    "pwa_laplace_data": "offsets_within_b_max",
-    "pwa_laplace_solution": "offsets_within_b_max",
-    "pwa_exponential": "offsets_within_b_max",
-    "pwa_subgradient": "offsets_within_b_max",
-    "pwa_subgradient_nonprivate": "none",
-    "kusner_alg1": "add_remove_validation_row",
-    "kusner_alg2": "add_remove_validation_row",
-    "kusner_alg3": "add_remove_validation_row",
-    "kusner_mtgp_likelihood": "none",
+    "nonprivate": None,
+    "majority": None,
+    **{name: (GROUP, "add_remove", "record") for name in ("dp_sgd", "dp_blsgd", "dp_blsgd_ac", "dp_blgd", "dp_agd", "privgene")},
+    "objpert": (BOTH, "replace_one", "record"),
+    "outpert_gd": (BOTH, "replace_one", "record"),
+    "outpert_rsgd": (REPLACE, "replace_one", "record"),
+    **{name: (BOTH, "replace_one", "record") for name in ("dp_gd", "dp_hb", "dp_nag", "dp_nag_opt", "dp_masg", "dp_masg_opt")},
+    "dp_dda": (REPLACE, "replace_one", "node_sample"),
+    "dp_dda_all_nodes": (REPLACE, "replace_one", "node_sample"),
+    **{name: (REPLACE, "replace_one", "offset_vector")
+       for name in ("pwa_laplace_data", "pwa_laplace_solution", "pwa_exponential", "pwa_subgradient")},
+    "pwa_subgradient_nonprivate": None,
+    **{name: ({"add_remove": "native"}, "add_remove", "validation_row") for name in ("kusner_alg1", "kusner_alg2", "kusner_alg3")},
+    "kusner_mtgp_likelihood": None,
 }
-UNITS = {"offsets_within_b_max": "offset_vector", "add_remove_validation_row": "validation_row"}
 
 
 # ----------------------------------------------------------------------------------------- labels
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
-def test_every_algorithm_declares_an_allowed_relation(name):
+def test_every_algorithm_declares_allowed_relations(name):
     cls = ALGORITHMS[name]
-    relation = cls.neighbouring  # AttributeError if the class declares none
-    assert relation in NEIGHBOURING_RELATIONS
-    assert (relation == "none") == (not cls.private), f"{name}: private={cls.private} but neighbouring={relation!r}"
-    if relation != "none":
-        assert cls.privacy_unit == UNITS.get(relation, "record")
+    assert set(cls.relations) <= set(RELATIONS) and set(cls.relations.values()) <= set(MODES)
+    assert cls.relations.get(cls.paper_relation) == "native", f"{name}: its paper's relation must be native"
+    assert set(cls.relations) == set(RELATIONS) or cls.relation_reason, f"{name}: a refused relation needs a reason"
 
 
 def test_labels_match_the_reviewed_table():
-    assert {name: cls.neighbouring for name, cls in ALGORITHMS.items()} == EXPECTED
+    table = {
+        name: (dict(cls.relations), cls.paper_relation, cls.privacy_unit) if cls.private else None
+        for name, cls in ALGORITHMS.items()
+    }
+    assert table == EXPECTED
+
+
+def test_kuru_subsampling_is_replace_one_only():
+    for cls in KURU_METHODS:
+        assert cls(batch_size=100).relation_mode("add_remove") is None
+        assert cls(batch_size=100).relation_mode("replace_one") == cls().relation_mode("add_remove") == "native"
 
 
 # ----------------------------------------------------------------------------------------- helpers
-def _ledger(accountant, epsilon: float = 1.0, delta: float = 1e-5) -> Ledger:
-    return Ledger(epsilon, delta, accountant)
+def _ledger(accountant, epsilon: float = 1.0, delta: float = 1e-5, neighbouring: str = "add_remove") -> Ledger:
+    return Ledger(epsilon, delta, accountant, neighbouring=neighbouring)
 
 
 def _without(X: np.ndarray, y: np.ndarray, z: int) -> tuple[np.ndarray, np.ndarray]:
@@ -125,13 +120,10 @@ def _without(X: np.ndarray, y: np.ndarray, z: int) -> tuple[np.ndarray, np.ndarr
     return X[keep], y[keep]
 
 
-def _null_record_problem(X, y, z: int, **kwargs) -> GLMProblem:
-    """D with record z replaced by the null record: the problem on D minus z that still reports the
-    public n = |D|. The null record's clipped gradient and clipped loss are 0, so it is absent from
-    every sum; only the count n (normalisers, n·(μ/2)‖v‖², r = nε/800) still includes it."""
-    problem = make_problem(*_without(X, y, z), **kwargs)
-    problem.n = y.size
-    return problem
+def _removed_public_n(X, y, z: int, **kwargs) -> GLMProblem:
+    """D minus record z, the method told the public n̄ = |D| (the add/remove neighbour as the engine
+    runs it: n̄ is fixed before the rows are read)."""
+    return make_problem(*_without(X, y, z), public_n=y.size, **kwargs)
 
 
 def _fit(algo, problem, ledger, seed: int = 0):
@@ -151,58 +143,48 @@ def _capture(monkeypatch, module, name: str, result):
     return calls
 
 
-# ----------------------------------------------------------------------------------------- zero_out
-def test_dp_sgd_normalised_gradient_is_zero_out(monkeypatch):
-    """DP-SGD releases Σ_B clip(∇ℓ_i)/(qn) (+ noise of std σC/(qn)); the charged sensitivity of that
-    input is C/(qn) with q, n of D. With n = 10 the default lot ⌊√n + 10⌋ ≥ n gives q = 1, so the
-    step is deterministic: removing a record whose clipped gradient opposes the others' moves the
-    input by 2C/n; zeroing it (null record: a zero row has zero gradient) by C/n."""
-    assert DPSGD.neighbouring == "zero_out"
+# ----------------------------------------------------------------------------------------- add_remove
+def test_dp_sgd_normalised_gradient_is_add_remove_with_public_n(monkeypatch):
+    """DP-SGD releases Σ_B clip(∇ℓ_i)/(qn̄) (+ noise of std σC/(qn̄)); the charged sensitivity of that
+    input is C/(qn̄). With n̄ = 10 the default lot ⌊√n̄ + 10⌋ ≥ n̄ gives q = 1, so the step is
+    deterministic: removing a record whose clipped gradient opposes the others' moves the input by
+    exactly C/n̄ when n̄ stays public — and by 2C/n if n followed the data."""
     calls = _capture(monkeypatch, dp_sgd_module, "gaussian_mechanism", lambda value, kw: value)
     clip, n = 1.0, 10
     X = np.tile([10.0, 0.0], (n, 1))
     y = np.ones(n)
     y[0] = -1.0  # at w = 0 its clipped gradient is +C·e₁, everyone else's −C·e₁
 
-    def released_input(X_, y_):
-        problem = make_problem(X_, y_, loss="logistic", reg=0.0)
+    def released_input(problem):
         algo = DPSGD(learning_rate=1.0, clip=clip, max_iterations=1)
         result = _fit(algo, problem, _ledger(RDPAccountant(), epsilon=10.0))
         q = result.info["sampling_rate"]
         call = calls[-1]
         assert call["sensitivity"] == clip and call["sampling_rate"] == q
-        return -result.w, call["sensitivity"] / (q * problem.n), q  # w₁ = −(Σ clip/(qn)) from w₀ = 0
+        return -result.w, call["sensitivity"] / (q * problem.n_public), q  # w₁ = −(Σ clip/(qn̄)) from w₀ = 0
 
-    on_d, charged, q = released_input(X, y)
+    on_d, charged, q = released_input(make_problem(X, y, loss="logistic", reg=0.0))
     assert q == 1.0
-    on_removed, _, _ = released_input(*_without(X, y, 0))
-    X_null = X.copy()
-    X_null[0] = 0.0  # the null record: zero gradient, n kept
-    on_null, _, _ = released_input(X_null, y)
-
-    add_remove = np.linalg.norm(on_d - on_removed)
-    zero_out = np.linalg.norm(on_d - on_null)
-    assert add_remove == pytest.approx(2 * clip / n) and add_remove > 1.5 * charged
-    assert zero_out <= charged * (1 + TOL)
+    public, _, _ = released_input(_removed_public_n(X, y, 0, loss="logistic", reg=0.0))
+    own_n, _, _ = released_input(make_problem(*_without(X, y, 0), loss="logistic", reg=0.0))
+    assert np.linalg.norm(on_d - public) == pytest.approx(charged)  # attained, never exceeded
+    assert np.linalg.norm(on_d - own_n) == pytest.approx(2 * clip / n) and 2 * clip / n > 1.5 * charged
 
 
-def test_dp_sgd_sampling_rate_depends_on_n(monkeypatch):
-    """With q < 1 the rate q = L/n itself moves under add/remove (every record's inclusion probability
-    changes, so the analysed Poisson-subsampled Gaussian is not the mechanism run on D′); a null record
-    keeps n, hence q."""
+def test_dp_sgd_sampling_rate_is_public(monkeypatch):
+    """With q < 1 the rate q = L/n̄ is a public constant: removing a record leaves every other record's
+    inclusion probability as analysed. Were it L/n of the data given, it would move."""
     _capture(monkeypatch, dp_sgd_module, "gaussian_mechanism", lambda value, kw: value)
     rng = np.random.default_rng(1)
     X, y = rng.uniform(-1, 1, size=(400, 3)), np.where(rng.random(400) < 0.5, -1.0, 1.0)
 
     def rate(problem):
-        return _fit(DPSGD(max_iterations=1), problem, _ledger(RDPAccountant()))
+        return _fit(DPSGD(max_iterations=1), problem, _ledger(RDPAccountant())).info["sampling_rate"]
 
-    q_d = rate(make_problem(X, y, loss="logistic", reg=0.0)).info["sampling_rate"]
-    q_removed = rate(make_problem(*_without(X, y, 0), loss="logistic", reg=0.0)).info["sampling_rate"]
-    X_null = X.copy()
-    X_null[0] = 0.0
-    q_null = rate(make_problem(X_null, y, loss="logistic", reg=0.0)).info["sampling_rate"]
-    assert q_d < 1.0 and q_removed != q_d and q_null == q_d
+    q_d = rate(make_problem(X, y, loss="logistic", reg=0.0))
+    q_public = rate(_removed_public_n(X, y, 0, loss="logistic", reg=0.0))
+    q_own_n = rate(make_problem(*_without(X, y, 0), loss="logistic", reg=0.0))
+    assert q_d < 1.0 and q_public == q_d and q_own_n != q_d
 
 
 def _armijo_data(n: int):
@@ -221,13 +203,12 @@ def _armijo_data(n: int):
      DPBLSGDAC(sampling_rate=0.5, init_scale=0.0, max_iterations=1)],
     ids=lambda a: a.name,
 )
-def test_chen_lee_armijo_query_is_zero_out(monkeypatch, algo):
-    """NoisyBTLS is charged Δ_q = C_obj/L for the Armijo queries (:class:`ArmijoQueries`). The test
-    runs the method's fit on D and on D minus a record with AboveThreshold stubbed, takes the queries
-    object it built (its normaliser L and the sensitivity it charged), and evaluates the first query
-    on the full batch (a possible Poisson batch) at a fixed (w, g): removing record 0 moves it by
-    ≈ 2Δ_q, replacing it by the null record by ≤ Δ_q."""
-    assert type(algo).neighbouring == "zero_out"
+def test_chen_lee_armijo_query_is_add_remove_with_public_n(monkeypatch, algo):
+    """NoisyBTLS is charged Δ_q = C_obj/L for the Armijo queries (:class:`ArmijoQueries`), L = qn̄. The
+    test runs the method's fit on D and on D minus a record with AboveThreshold stubbed, takes the
+    queries object it built (its normaliser L and the sensitivity it charged), and evaluates the first
+    query on the full batch (a possible Poisson batch) at a fixed (w, g): removing record 0 with n̄
+    public moves it by ≤ Δ_q; had L followed the data's n, by ≈ 2Δ_q."""
     seen: list[tuple[ArmijoQueries, float]] = []
 
     def stub(queries, threshold, *, max_queries, sensitivity, **kwargs):
@@ -238,15 +219,17 @@ def test_chen_lee_armijo_query_is_zero_out(monkeypatch, algo):
     n = 20
     X, y, w, g = _armijo_data(n)
 
-    def built_queries(X_, y_):
-        problem = make_problem(X_, y_, loss="logistic", reg=0.0)
+    def built_queries(problem):
         _fit(algo, problem, _ledger(RDPAccountant(**algo.accountant_options())))
         queries, sensitivity = seen[-1]
         assert sensitivity == queries.sensitivity == algo.clip_obj / queries._normaliser
         return queries
 
-    on_d, on_removed = built_queries(X, y), built_queries(*_without(X, y, 0))
+    on_d = built_queries(make_problem(X, y, loss="logistic", reg=0.0))
+    on_public = built_queries(_removed_public_n(X, y, 0, loss="logistic", reg=0.0))
+    on_own_n = built_queries(make_problem(*_without(X, y, 0), loss="logistic", reg=0.0))
     L = on_d._normaliser
+    assert on_public._normaliser == L and on_own_n._normaliser != L
     assert L == pytest.approx(getattr(algo, "sampling_rate", 1.0) * n)
 
     def first_query(problem, batch, normaliser):
@@ -257,19 +240,18 @@ def test_chen_lee_armijo_query_is_zero_out(monkeypatch, algo):
     full = None if isinstance(algo, DPBLGD) else np.arange(n)
     rest = None if isinstance(algo, DPBLGD) else np.arange(n - 1)
     value = first_query(make_problem(X, y, loss="logistic", reg=0.0), full, L)
-    removed = first_query(make_problem(*_without(X, y, 0), loss="logistic", reg=0.0), rest, on_removed._normaliser)
-    null = first_query(_null_record_problem(X, y, 0, loss="logistic", reg=0.0), rest, L)  # n, hence L, public
+    own_n = first_query(make_problem(*_without(X, y, 0), loss="logistic", reg=0.0), rest, on_own_n._normaliser)
+    public = first_query(_removed_public_n(X, y, 0, loss="logistic", reg=0.0), rest, L)
 
     charged = on_d.sensitivity
-    assert abs(value - removed) > 1.9 * charged  # ≈ 2·C_obj/L: L moved with n
-    assert abs(value - null) <= charged * (1 + TOL)
+    assert abs(value - own_n) > 1.9 * charged  # ≈ 2·C_obj/L: L would move with n
+    assert abs(value - public) <= charged * (1 + TOL)
 
 
-def test_dp_agd_noisy_min_scores_are_zero_out(monkeypatch):
-    """DP-AGD's noisy min is charged C_obj (monotone). Its scores Σ min(ℓ_i(v), C_obj) + n(μ/2)‖v‖²
-    move by C_obj + (μ/2)‖v‖² when a record is removed (n moves), by ≤ C_obj, all in one direction,
-    when it becomes the null record."""
-    assert DPAGD.neighbouring == "zero_out"
+def test_dp_agd_noisy_min_scores_are_add_remove_with_public_n(monkeypatch):
+    """DP-AGD's noisy min is charged C_obj (monotone). Its scores Σ min(ℓ_i(v), C_obj) + n̄(μ/2)‖v‖²
+    move by ≤ C_obj, all in one direction, when a record is removed with n̄ public; had n followed the
+    data, by C_obj + (μ/2)‖v‖²."""
     calls = _capture(monkeypatch, dp_agd_module, "report_noisy_max", lambda value, kw: 1)
     algo = DPAGD(max_iterations=1)
     n, reg = 12, 0.1
@@ -288,11 +270,11 @@ def test_dp_agd_noisy_min_scores_are_zero_out(monkeypatch):
         return algo._scores(problem, w, direction, steps, candidates)
 
     on_d = scores(make_problem(X, y, loss="logistic", reg=reg))
-    removed = scores(make_problem(*_without(X, y, 0), loss="logistic", reg=reg))
-    null = scores(_null_record_problem(X, y, 0, loss="logistic", reg=reg))
+    own_n = scores(make_problem(*_without(X, y, 0), loss="logistic", reg=reg))
+    public = scores(_removed_public_n(X, y, 0, loss="logistic", reg=reg))
 
-    assert np.max(np.abs(on_d - removed)) > charged + 0.5 * reg * 100 * 0.99  # C_obj + (μ/2)‖v‖² at v = 10
-    assert np.all(on_d - null >= 0) and np.max(on_d - null) <= charged * (1 + TOL)
+    assert np.max(np.abs(on_d - own_n)) > charged + 0.5 * reg * 100 * 0.99  # C_obj + (μ/2)‖v‖² at v = 10
+    assert np.all(on_d - public >= 0) and np.max(on_d - public) <= charged * (1 + TOL)
 
 
 def _privgene_outputs(problem, algo, seeds):
@@ -306,11 +288,10 @@ def _one_round(w: np.ndarray, delta0: float) -> bool:
     return nonzero.size == 1 and abs(abs(w[nonzero[0]]) - delta0) < 1e-12
 
 
-def test_privgene_round_count_is_zero_out():
-    """By default r = round(nε/800) (here the divisor is 4 so that a tiny n crosses a half-integer):
-    D (n = 6) runs 2 rounds, D minus a record 1, so their outputs lie on disjoint sets — no ε covers the
-    pair. The null record keeps n, hence r, and the support."""
-    assert PrivGene.neighbouring == "zero_out"
+def test_privgene_round_count_is_public():
+    """By default r = round(n̄ε/800) (here the divisor is 4 so that a tiny n crosses a half-integer).
+    With n̄ = 6 public, D and D minus a record both run 2 rounds. Were r computed from the data's n,
+    D minus a record would run 1, and the outputs would lie on disjoint sets — no ε covers the pair."""
     algo = PrivGene(rounds_divisor=4.0)
     n, eps = 6, 1.0
     assert algo.rounds is None and algo.n_rounds(n, eps) == 2 and algo.n_rounds(n - 1, eps) == 1
@@ -321,17 +302,17 @@ def test_privgene_round_count_is_zero_out():
     delta0 = algo.mutation_scale
     public = {"loss": "logistic", "reg": 0.01, "public_feature_bound": 1.0}  # X ∈ [0, 1]: PrivGene's B = 1 holds
     on_d = _privgene_outputs(make_problem(X, y, **public), algo, seeds)
-    removed = _privgene_outputs(make_problem(*_without(X, y, 0), **public), algo, seeds)
-    null = _privgene_outputs(_null_record_problem(X, y, 0, **public), algo, seeds)
+    own_n = _privgene_outputs(make_problem(*_without(X, y, 0), **public), algo, seeds)
+    public_n = _privgene_outputs(_removed_public_n(X, y, 0, **public), algo, seeds)
     assert all(r == 2 and not _one_round(w, delta0) for w, r in on_d)
-    assert all(r == 1 and _one_round(w, delta0) for w, r in removed)
-    assert all(r == 2 and not _one_round(w, delta0) for w, r in null)
+    assert all(r == 1 and _one_round(w, delta0) for w, r in own_n)
+    assert all(r == 2 and not _one_round(w, delta0) for w, r in public_n)
 
 
 def test_privgene_selection_differences_within_sensitivity():
-    """Each EEM selection is fine under either relation: every fitness difference φ(ω) − φ(ω′) moves
-    by at most Δ'_t (which includes (μ/2)(max‖ω‖² − min‖ω‖²) for the n that add/remove changes) — so
-    PrivGene's add/remove failure is the round count above, not the selection."""
+    """Each EEM selection is fine either way: every fitness difference φ(ω) − φ(ω′) moves by at most
+    Δ'_t, which also covers (μ/2)(max‖ω‖² − min‖ω‖²) for an n that changed with the data; with n̄
+    public only the data part G·B·D₁ can move."""
     algo = PrivGene()
     n, d, reg, delta = 10, 3, 0.5, 0.5
     rng = np.random.default_rng(4)
@@ -346,15 +327,15 @@ def test_privgene_selection_differences_within_sensitivity():
     def utilities(problem):
         return -population_fitness(problem, population.T, algo.clip_obj)
 
-    data_part = 1.0 * algo.feature_bound * 2 * delta  # G·B·D₁, the part a null record can move
-    assert sensitivity > data_part  # the rest is (μ/2)(max‖ω‖² − min‖ω‖²), for add/remove's n
+    data_part = 1.0 * algo.feature_bound * 2 * delta  # G·B·D₁, the part one record can move with n̄ public
+    assert sensitivity > data_part  # the rest is (μ/2)(max‖ω‖² − min‖ω‖²), for an n that moved
 
     on_d = utilities(make_problem(X, y, loss="logistic", reg=reg))
-    removed = on_d - utilities(make_problem(*_without(X, y, 0), loss="logistic", reg=reg))
-    null = on_d - utilities(_null_record_problem(X, y, 0, loss="logistic", reg=reg))
+    own_n = on_d - utilities(make_problem(*_without(X, y, 0), loss="logistic", reg=reg))
+    public = on_d - utilities(_removed_public_n(X, y, 0, loss="logistic", reg=reg))
     # np.ptp(shift) = max over pairs (ω, ω′) of |Δu(ω) − Δu(ω′)|
-    assert data_part < np.ptp(removed) <= sensitivity * (1 + TOL)
-    assert 0.5 * data_part < np.ptp(null) <= data_part * (1 + TOL)
+    assert data_part < np.ptp(own_n) <= sensitivity * (1 + TOL)
+    assert 0.5 * data_part < np.ptp(public) <= data_part * (1 + TOL)
 
 
 # ----------------------------------------------------------------------------------------- replace_one
@@ -364,22 +345,28 @@ def _replace(X, y, z: int, x_new, y_new):
     return X2, y2
 
 
+def _kuru_data(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Small rows and one record (a, +1), a = (3, −3), whose gradient the L1 clip cuts at x = 0."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-0.2, 0.2, size=(n, 2))
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    X[0], y[0] = [3.0, -3.0], 1.0
+    return X, y
+
+
 @pytest.mark.parametrize("cls", KURU_METHODS, ids=lambda c: c.name)
 def test_kuru_gradient_is_replace_one(monkeypatch, cls):
     """kuru's noisy gradient is charged S₁/m = 2C/m (L1). At x = 0 records (a, +1) and (a, −1) have
     L1-clipped gradients ∓C·a/‖a‖₁: swapping one for the other moves the mean by exactly 2C/m — the
     replace-one charge, attained (an add/remove charge C/m would be exceeded)."""
-    assert cls.neighbouring == "replace_one"
     calls = _capture(monkeypatch, kuru_module, "subsampled_laplace_mechanism", lambda value, kw: value)
     n, clip = 8, 1.0
-    rng = np.random.default_rng(5)
-    X = rng.uniform(-0.2, 0.2, size=(n, 2))
-    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
-    X[0], y[0] = [3.0, -3.0], 1.0
+    X, y = _kuru_data(n)
 
     def mean_and_charge(X_, y_):
         problem = make_problem(X_, y_, loss="logistic", reg=0.02)
-        _fit(cls(iterations=1, initial_value=0.0, l1_clip=clip), problem, _ledger(PureDPAccountant(), epsilon=10.0))
+        _fit(cls(iterations=1, initial_value=0.0, l1_clip=clip, smoothness=5.1033), problem,
+             _ledger(PureDPAccountant(), epsilon=10.0, neighbouring="replace_one"))
         call = calls[0]
         calls.clear()
         assert call["population"] == n and call["sample_size"] == n
@@ -392,6 +379,26 @@ def test_kuru_gradient_is_replace_one(monkeypatch, cls):
     assert moved <= charged * (1 + TOL) and moved >= charged * (1 - 1e-6)
 
 
+@pytest.mark.parametrize("cls", KURU_METHODS, ids=lambda c: c.name)
+def test_kuru_gradient_is_add_remove_with_public_n(monkeypatch, cls):
+    """Under add/remove (no subsampling) the mean is over the public n̄ and charged S₁/n̄ = C/n̄: removing
+    a record whose L1-clipped gradient is C·a/‖a‖₁ moves the released mean by exactly C/n̄."""
+    calls = _capture(monkeypatch, kuru_module, "subsampled_laplace_mechanism", lambda value, kw: value)
+    n, clip = 8, 1.0
+    X, y = _kuru_data(n)
+
+    def mean_and_charge(problem):
+        _fit(cls(iterations=1, l1_clip=clip, smoothness=5.1033), problem, _ledger(PureDPAccountant(), epsilon=10.0))
+        call = calls.pop()
+        assert call["population"] == call["sample_size"] == n and call["neighbouring"] == "add_remove"
+        return call["value"], call["sensitivity"]
+
+    on_d, charged = mean_and_charge(make_problem(X, y, loss="logistic", reg=0.02))
+    removed, _ = mean_and_charge(_removed_public_n(X, y, 0, loss="logistic", reg=0.02))
+    assert charged == pytest.approx(clip / n)
+    assert np.abs(on_d - removed).sum() == pytest.approx(charged, rel=1e-9)
+
+
 def _unit_rows(rng, n, d):
     X = rng.normal(size=(n, d))
     return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
@@ -402,10 +409,10 @@ def test_output_perturbation_is_replace_one(monkeypatch, algo):
     """OutPert releases the trained model with the replace-one sensitivity (GD-2)/(RS-1); training on D
     and on D with one record swapped for its label-flipped copy (opposite gradients) — the same seed,
     hence the same permutation — moves the model by at most it."""
-    assert type(algo).neighbouring == "replace_one"
     seen: list[float] = []
 
-    def release(w, sensitivity, ledger, rng, label):
+    def release(w, sensitivity, ledger, rng, label, neighbouring="replace_one"):
+        assert neighbouring == ledger.neighbouring == "replace_one"
         seen.append(sensitivity)
         return w, 1.0
 
@@ -416,18 +423,42 @@ def test_output_perturbation_is_replace_one(monkeypatch, algo):
     X[0] = [1.0, 0.0, 0.0]
     models = []
     for X_, y_ in ((X, y), _replace(X, y, 0, X[0], -y[0])):
-        models.append(_fit(algo, make_problem(X_, y_, loss="logistic", reg=0.1), _ledger(RDPAccountant()), seed=7).w)
+        ledger = _ledger(RDPAccountant(), neighbouring="replace_one")
+        models.append(_fit(algo, make_problem(X_, y_, loss="logistic", reg=0.1), ledger, seed=7).w)
     assert seen[0] == seen[1]
     moved = np.linalg.norm(models[0] - models[1])
     assert 0.1 * seen[0] < moved <= seen[0] * (1 + TOL)
 
 
-def test_objpert_is_replace_one(monkeypatch):
+def test_output_perturbation_gd_is_add_remove_with_half_the_sensitivity(monkeypatch):
+    """Under add/remove OutPert-GD's gradients differ by one term ∇ℓ_z/n̄ (norm ≤ G/n̄), so it charges
+    half the replace-one Δ_T; removing a record with n̄ public moves the trained model by at most it."""
+    seen: list[tuple[float, str]] = []
+
+    def release(w, sensitivity, ledger, rng, label, neighbouring="replace_one"):
+        seen.append((sensitivity, neighbouring))
+        return w, 1.0
+
+    monkeypatch.setattr(outpert_module, "_release", release)
+    algo = OutPertGD(iterations=5)
+    rng = np.random.default_rng(6)
+    n = 12
+    X, y = _unit_rows(rng, n, 3), np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    X[0] = [1.0, 0.0, 0.0]
+    problems = (make_problem(X, y, loss="logistic", reg=0.1), _removed_public_n(X, y, 0, loss="logistic", reg=0.1))
+    models = [_fit(algo, p, _ledger(RDPAccountant())).w for p in problems]
+    (charged, relation), _ = seen
+    assert relation == "add_remove"
+    assert charged == pytest.approx(algo.sensitivity(problems[0], "replace_one") / 2)
+    assert 0.1 * charged < np.linalg.norm(models[0] - models[1]) <= charged * (1 + TOL)
+
+
+def test_objpert_noise_shift_under_both_relations(monkeypatch):
     """ObjPert's output w is D's minimiser for noise b; on D′ the noise giving the same w is
-    b′ = −n∇F_D′(w) − Δw. Replace-one moves it by ‖∇ℓ_z(w) − ∇ℓ_z′(w)‖ ≤ 2ζ, what σ is calibrated to
-    (Kifer et al. 2012 Thm 2), and nearly 2ζ for two records almost opposite and both far on the
-    wrong side of w; removing z (n → n − 1) moves it by ‖∇ℓ_z(w) + μw‖, here far above 2ζ."""
-    assert ObjPert.neighbouring == "replace_one"
+    b′ = −Σ∇ℓ_i(w) − n̄μw − Δw. Replace-one moves it by ‖∇ℓ_z(w) − ∇ℓ_z′(w)‖ ≤ 2ζ, what σ is
+    calibrated to (Kifer et al. 2012 Thm 2), and nearly 2ζ for two records almost opposite and both far
+    on the wrong side of w. Removing z with n̄ public moves it by ‖∇ℓ_z(w)‖ ≤ ζ; had n followed the
+    data (n → n − 1), by ‖∇ℓ_z(w) + μw‖, here far above 2ζ."""
     n, d, reg, eps = 10, 2, 0.1, 1.0
     extra_reg = 2 * 0.25 / eps  # Δ = 2λ/ε, λ = 1/4 for the logistic loss
     b = -(n * reg + extra_reg) * 100.0 * np.array([1.0, 0.0])  # pushes w to ≈ 100·e₁
@@ -440,8 +471,9 @@ def test_objpert_is_replace_one(monkeypatch):
     zeta = calls[0]["gradient_bound"]
     assert zeta == 1.0 and calls[0]["epsilon"] == eps
 
-    def noise_for(problem_):  # the b whose perturbed objective is stationary at w on problem_
-        return -problem_.n * problem_.objective_and_gradient(w)[1] - extra_reg * w
+    def noise_for(problem_):  # the b whose perturbed objective (sums over n̄) is stationary at w on problem_
+        data_gradient_sum = problem_.n * (problem_.objective_and_gradient(w)[1] - reg * w)
+        return -data_gradient_sum - problem_.n_public * reg * w - extra_reg * w
 
     assert np.linalg.norm(noise_for(problem) - b) < 1e-5 * np.linalg.norm(b)
     swapped = make_problem(*_replace(X, y, 0, [-0.1, -np.sqrt(0.99)], 1.0), loss="logistic", reg=reg)
@@ -449,6 +481,8 @@ def test_objpert_is_replace_one(monkeypatch):
     replace_shift = np.linalg.norm(noise_for(problem) - noise_for(swapped))
     assert 1.9 * zeta < replace_shift <= 2 * zeta * (1 + TOL)
     assert np.linalg.norm(noise_for(problem) - noise_for(removed)) > 4 * zeta
+    public = _removed_public_n(X, y, 0, loss="logistic", reg=reg)
+    assert 0.9 * zeta < np.linalg.norm(noise_for(problem) - noise_for(public)) <= zeta * (1 + TOL)
 
 
 @pytest.mark.parametrize("cls", DDA_METHODS, ids=lambda c: c.name)
@@ -457,7 +491,7 @@ def test_liu_dda_release_is_replace_one_node_sample(cls):
     (``release_event``). Replacing the node's sample by one with the opposite subgradient (rows of norm
     5L, clipped) moves ĝ by exactly 2L. The split itself re-deals every node's rows when N changes,
     so adding or removing a row is not a one-sample change."""
-    assert cls.neighbouring == "replace_one_node_sample"
+    assert cls.relations == {"replace_one": "native"} and cls.privacy_unit == "node_sample"
     L, sigma, q = 1.0, 3.0, 4
     event = release_event(sigma, lipschitz=L, q=q)
     assert event.sample_size == 1 and event.population == q
@@ -484,7 +518,7 @@ def test_han_pwa_sensitivities_hold_for_offset_neighbours():
     for f and every u_sub (Lemma 18, Thm 19, Alg. 1); x_opt moves by at most diam(P) (Thm 17)."""
     for cls in PWA_METHODS:
         if cls.private:
-            assert cls.neighbouring == "offsets_within_b_max" and cls.privacy_unit == "offset_vector"
+            assert cls.relations == {"replace_one": "native"} and cls.privacy_unit == "offset_vector"
     problem = make_pwa_problem(12, d=3, b_max=0.5, seed=1)
     signs = np.where(np.random.default_rng(10).random(problem.m) < 0.5, -1.0, 1.0)
     neighbour = problem.with_offsets(problem.b + problem.b_max * signs)
@@ -529,7 +563,7 @@ def test_kusner_gains_move_within_the_charge_under_add_remove(monkeypatch):
     V of the public size m moves every gain by at most g*/m — the V-dependent term of Alg. 3's charge
     (Thm 7; attained by removing a row of loss 1 from a V of zeros) and far below Alg. 1–2's c."""
     for cls in (KusnerAlg1, KusnerAlg2, KusnerAlg3):
-        assert cls.neighbouring == "add_remove_validation_row" and cls.privacy_unit == "validation_row"
+        assert cls.relations == {"add_remove": "native"} and cls.privacy_unit == "validation_row"
     m, n_candidates = 10, 6
     ramp = np.zeros((n_candidates, 3 * m))
     ramp[:, 0] = 1.0  # row 0: the worst row to remove; row m: the worst to add

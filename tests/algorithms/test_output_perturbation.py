@@ -41,7 +41,7 @@ def _data(n, d, seed, *, unit_rows=True):
 
 
 def _ledger(eps=1.0):
-    return Ledger(eps, 1e-8, RDPAccountant())
+    return Ledger(eps, 1e-8, RDPAccountant(), neighbouring="replace_one")  # the papers' relation, as derived below
 
 
 def _fit(algo, problem, eps=1.0, seed=0):

@@ -207,7 +207,7 @@ def test_ledger_charges_and_records():
     summary = ledger.summary()
     assert json.loads(json.dumps(summary)) == summary
     assert summary == {
-        "accountant": "rdp", "conversion": "tight", "gaussian_amplification": "exact", "orders": None, "epsilon": 2.0, "delta": 1e-5, "eps_spent": ledger.eps_spent,
+        "accountant": "rdp", "conversion": "tight", "gaussian_amplification": "exact", "orders": None, "neighbouring": "add_remove", "epsilon": 2.0, "delta": 1e-5, "eps_spent": ledger.eps_spent,
         "n_charges": 2, "counts": {"PoissonSampledEvent[GaussianEvent]": 100, "LaplaceEvent": 1},
         "events": [
             {"event": {"type": "PoissonSampledEvent", "sampling_rate": 0.01,

@@ -16,7 +16,7 @@ from dpbench.pwa import make_problem
 from dpbench.pwa.algorithms import PWALaplaceData
 from dpbench.pwa.mechanisms import laplace_data
 
-PWA = ("dataset=synthetic_pwa", "model=pwa", "progress=false", "dataset.m=8", "dataset.d=3")
+PWA = ("dataset=synthetic_pwa", "model=pwa", "progress=false", "dataset.m=8", "dataset.d=3", "privacy.neighbouring=replace_one")
 ALGORITHMS = (
     "pwa_laplace_data", "pwa_laplace_solution", "pwa_exponential", "pwa_subgradient", "pwa_subgradient_active",
     "pwa_subgradient_nonprivate",

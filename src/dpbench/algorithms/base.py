@@ -14,18 +14,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-#: The neighbouring relations an :class:`Algorithm` may declare (``Algorithm.neighbouring``), each
-#: with its meaning; the class docstring says which methods satisfy which and why.
-NEIGHBOURING_RELATIONS: dict[str, str] = {
-    "add_remove": "one record added or removed; n may change",
-    "replace_one": "one record replaced by another; n fixed and public",
-    "zero_out": "one record replaced by a null record that contributes nothing; n fixed and public",
-    "replace_one_node_sample": "liu_dda: one sample of one node replaced; nodes and per-node q fixed and public",
-    "offsets_within_b_max": "han_pwa eq. (4): every offset b_i may move by at most b_max at once",
-    "add_remove_validation_row": "kusner_bo: one validation row added or removed; the configured |V| is public",
-    "none": "not private (reference baseline)",
-}
-
 
 @dataclass
 class FitResult:
@@ -54,13 +42,16 @@ class Tracer:
     algorithm log the test accuracy of its recorded iterates (:meth:`test_accuracy`), a measurement
     like the objective. ``nonprivate`` (``trace.nonprivate``): whether iterates that are never
     released — OutPert's gradient descent before its output is noised — may be traced at all; an
-    algorithm checks it before recording one.
+    algorithm checks it before recording one. ``reported_eps`` maps the ledger's spend to the run's ε
+    (doubled when the run meets replace-one by group privacy; None: the spend itself).
     """
 
     def __init__(
-        self, problem, ledger, every: int = 0, max_points: int = 200, test: tuple | None = None, nonprivate: bool = False
+        self, problem, ledger, every: int = 0, max_points: int = 200, test: tuple | None = None, nonprivate: bool = False,
+        reported_eps=None,
     ) -> None:
         self._problem = problem
+        self._reported_eps = reported_eps  # the ledger's spend → the run's ε (group privacy doubles it)
         self.nonprivate = nonprivate
         self._ledger = ledger
         self._test = test
@@ -68,6 +59,12 @@ class Tracer:
         self._max_points = max_points
         self.every = max(every, 1)
         self.rows: list[dict[str, Any]] = []
+
+    def _eps_spent(self) -> float:
+        if self._ledger is None:
+            return math.inf
+        spent = self._ledger.eps_spent
+        return spent if self._reported_eps is None else self._reported_eps(spent)
 
     def plan(self, n_iterations: int) -> None:
         """Announce how many iterations the run will take (sets the automatic cadence)."""
@@ -92,7 +89,7 @@ class Tracer:
                 "iteration": iteration,
                 "train_objective": self._problem.evaluate_objective(w),
                 "step_size": float(step_size),
-                "eps_spent": self._ledger.eps_spent if self._ledger is not None else math.inf,
+                "eps_spent": self._eps_spent(),
                 "grad_evals": self._problem.counts.grad_evals,
                 "obj_evals": self._problem.counts.obj_evals,
                 **extra,
@@ -122,33 +119,23 @@ class Algorithm:
         outputs and stops when the budget cannot pay for it. Its RDP ledger is then a Rényi filter on
         one order fixed before the run from :meth:`planned_step` (or a union filter over a fixed grid,
         :mod:`dpbench.privacy.filter`), never a post-hoc minimum over orders
-    neighbouring : the neighbouring relation the charged sensitivities hold for AS IMPLEMENTED — the
-        pairs (D, D′) the ledger's (ε, δ) protects; one of :data:`NEIGHBOURING_RELATIONS`:
-
-        * ``add_remove`` — D′ is D with one record added or removed; n may change, so nothing that
-          is charged may depend on it;
-        * ``replace_one`` — one record replaced by any other; n is fixed and public. A clipped sum
-          then has sensitivity 2C (C under add/remove), and the charge must be the 2C one;
-        * ``zero_out`` — one record replaced by a *null record* that contributes nothing; n is fixed
-          and public (dp-accounting's ``NeighboringRelation.REPLACE_SPECIAL``). A method that uses
-          the training-set size n (normalisers, lot sizes, round counts, n·(μ/2)‖v‖² score terms)
-          as a public constant while charging add/remove sensitivities satisfies this relation, not
-          add/remove. What the null record contributes, per method: in DP-SGD a zero clipped
-          gradient (it is Poisson-sampled like any record, and the lot normaliser qn counts it); in
-          DP-BLSGD, DP-BLSGD-AC and DP-BLGD a zero clipped gradient and a zero clipped loss
-          min(ℓ, C_obj) = 0 in every Armijo query (L = qn, resp. n, counts it); in DP-AGD a zero
-          clipped gradient and a zero clipped loss in the noisy-min scores (n·(μ/2)‖v‖² counts it);
-          in PrivGene a zero clipped loss in the fitness φ (n·(μ/2)‖w‖² and r = nε/800 count it);
-        * ``replace_one_node_sample`` — liu_dda: one sample of one node's local dataset replaced by
-          another; the number of nodes and every node's q are fixed and public (dda/accounting.py);
-        * ``offsets_within_b_max`` — han_pwa eq. (4): the database is the offset vector b, and D′ may
-          move every offset at once, max_i |b_i − b_i′| ≤ b_max; A, the box and b_max are public;
-        * ``add_remove_validation_row`` — kusner_bo: one row added to or removed from the sensitive
-          validation set V (the pairs Assumption 1's k₁ is measured on, Fig. 1); the training set,
-          Λ and the configured |V| are public;
-        * ``none`` — non-private references (``private = False``)
-    privacy_unit : what one neighbouring step changes: ``record`` (a training row; liu_dda's node
-        sample is one), ``validation_row`` (kusner_bo) or ``offset_vector`` (han_pwa: all of b)
+    relations : how the method meets each neighbouring relation a run may ask for
+        (``privacy.neighbouring``, :mod:`dpbench.privacy.neighbouring`): ``native`` — its sensitivities
+        are computed for that relation; ``group_privacy`` — it runs under add/remove at
+        (ε/2, δ/(1 + e^{ε/2})), which is replace-one (ε, δ); absent — the run is refused.
+        Under ``add_remove`` a method may use the training-set size only as the public n̄
+        (``problem.n_public``): rates q = L/n̄, normalisers qn̄ and n̄, n̄·(μ/2)‖v‖² score terms, round
+        counts r = n̄ε/800. With n̄ fixed, D and D with one record added or removed are run by the
+        same mechanism, and a clipped sum moves by one clipped term: Δ = C. Under ``replace_one`` a
+        clipped sum has Δ = 2C, and the charge must be the 2C one. Each class docstring says why its
+        entries hold; :meth:`relation_mode` may refine them by hyper-parameter
+    paper_relation : the relation its paper proves, used under ``privacy.neighbouring=native``
+    relation_reason : why a relation missing from ``relations`` cannot be met (the config error says it)
+    privacy_unit : what one neighbouring step changes: ``record`` (a training row), ``node_sample``
+        (liu_dda: one sample of one node's local data; the nodes and their q are public),
+        ``validation_row`` (kusner_bo: a row of the sensitive validation set V; the training set, Λ
+        and |V| are public) or ``offset_vector`` (han_pwa: the whole offset vector b, replaced by one
+        with max_i |b_i − b_i′| ≤ b_max, eq. (4); A, the box and b_max are public)
     """
 
     name: ClassVar[str]
@@ -161,7 +148,9 @@ class Algorithm:
     problem_kind: ClassVar[str] = "glm"
     adaptive_stopping: ClassVar[bool] = False
     secure_sampler: ClassVar[bool] = True
-    neighbouring: ClassVar[str]
+    relations: ClassVar[dict[str, str]] = {"add_remove": "native", "replace_one": "group_privacy"}
+    paper_relation: ClassVar[str] = "add_remove"
+    relation_reason: ClassVar[str] = ""
     privacy_unit: ClassVar[str] = "record"
 
     def _require_positive(self, *keys: str, allow_none: bool = False) -> None:
@@ -202,6 +191,10 @@ class Algorithm:
     def check_model(cls, reg: float, l1_reg: float) -> None:
         """Raise a ConfigError if the model's regularisers (μ = ``reg``, φ = ``l1_reg``) do not suit the
         method; config calls it before any data is read. Every μ ≥ 0 and φ = 0 suit by default."""
+
+    def relation_mode(self, relation: str) -> str | None:
+        """How this method meets ``relation`` (``native`` or ``group_privacy``), or None if it cannot."""
+        return self.relations.get(relation) if self.private else "native"
 
     def accountant_options(self) -> dict[str, Any]:
         """Extra options for this method's accountant (e.g. how subsampling is amplified)."""

@@ -38,7 +38,6 @@ class NonPrivate(Algorithm):
     name: ClassVar[str] = "nonprivate"
     paper: ClassVar[str] = "baseline"
     private: ClassVar[bool] = False
-    neighbouring: ClassVar[str] = "none"
     supports_l1: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
@@ -104,7 +103,6 @@ class Majority(Algorithm):
     name: ClassVar[str] = "majority"
     paper: ClassVar[str] = "baseline"
     private: ClassVar[bool] = False
-    neighbouring: ClassVar[str] = "none"
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         label = 1.0 if problem.y.sum() >= 0 else -1.0

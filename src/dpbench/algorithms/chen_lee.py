@@ -62,11 +62,10 @@ class LineSearchResult:
 class ArmijoQueries:
     """The queries of NoisyBTLS (chen_lee Alg. 1 line 7): q_i = f_B(w) − αη_i‖g‖² − f_B(w − η_i g)
     with η_i = η₀β^i and the clipped objective f_B(v) = Σ_{i∈B} min(ℓ_i(v), C_obj)/L + (μ/2)‖v‖².
-    Replacing one record by a null record (zero clipped loss; n, hence L = ``normaliser``, fixed)
-    moves every q_i by at most Δ_q = C_obj/L (Thm 1). True add/remove also changes L when it is
-    computed from n (qn, or n for DP-BLGD), and then q_i can move by up to 2Δ_q: the methods are
-    ``zero_out`` (:class:`~dpbench.algorithms.base.Algorithm`). Evaluated lazily (``self(i)``), so a
-    search that stops early pays for the candidates it looked at only."""
+    With L = ``normaliser`` public (qn̄, or n̄ for DP-BLGD), adding or removing a record moves every
+    q_i by at most Δ_q = C_obj/L (Thm 1); were L computed from the data's n, q_i could move by up
+    to 2Δ_q. Evaluated lazily (``self(i)``), so a search that stops early pays for the candidates it
+    looked at only."""
 
     def __init__(self, problem, w, grad, batch, *, eta0, alpha, beta, obj_clip, normaliser) -> None:
         self._problem, self._w, self._grad, self._batch = problem, w, grad, batch
@@ -136,12 +135,11 @@ def noisy_btls(
 class _ChenLeeBase(Algorithm):
     """Hyper-parameters shared by DP-BLSGD, DP-BLSGD-AC and DP-BLGD (defaults: chen_lee Sec 5.4).
 
-    Neighbouring relation: ``zero_out``. chen_lee's neighbours are add/remove (Sec 2, |D △ D′| = 1)
-    and Thm 1 clips a *summed* objective, but our reading normalises the gradient and every Armijo
-    query by L = qn (n for DP-BLGD), the training-set size read as public: with n fixed and the
-    record replaced by a null record (zero clipped gradient, zero clipped loss) the charged
-    Δ = C_grad and Δ_q = C_obj/L hold; under add/remove L moves and a query can move by 2Δ_q
-    (:class:`ArmijoQueries`).
+    Neighbouring relations: ``add_remove`` natively, ``replace_one`` by group privacy. chen_lee's
+    neighbours are add/remove (Sec 2, |D △ D′| = 1) and Thm 1 clips a *summed* objective; our reading
+    normalises the gradient and every Armijo query by L = qn̄ (n̄ for DP-BLGD) with the public n̄
+    (``problem.n_public``), so adding or removing a record moves the clipped gradient sum by ≤ C_grad
+    and every query by ≤ Δ_q = C_obj/L, as charged (:class:`ArmijoQueries`).
     """
 
     expected_iterations: float = 50.0  # ε_iter = ε/(2·50), Sec 5.4
@@ -161,7 +159,6 @@ class _ChenLeeBase(Algorithm):
 
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "rdp"
-    neighbouring: ClassVar[str] = "zero_out"  # L = qn (or n) is public: see the class docstring
     adaptive_stopping: ClassVar[bool] = True  # Alg. 2 lines 21–22: spend until no step can be paid for
 
     def __post_init__(self) -> None:
@@ -232,8 +229,8 @@ class DPBLSGD(_ChenLeeBase):
     for the step, CHEB (Alg. 3) when the search fails, intelligent backtracking (Sec 4.2), and RDP
     budget tracking until the Rényi filter cannot pay for the next gradient (Sec 4.3).
 
-    Neighbouring relation ``zero_out`` (inherited): the Poisson rate q is public, but the normaliser
-    L = qn of the gradient and of every Armijo query uses the training-set size n."""
+    Neighbouring relations as :class:`_ChenLeeBase`: the Poisson rate q and the normaliser L = qn̄ of
+    the gradient and of every Armijo query are public."""
 
     sampling_rate: float = 0.1
     xi: float = 0.3
@@ -260,7 +257,7 @@ class DPBLSGD(_ChenLeeBase):
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         n, q = problem.n, self.sampling_rate
-        normaliser = q * n  # expected batch size L
+        normaliser = q * problem.n_public  # expected batch size L = qn̄ (public)
         rho_grad, bt_budget = self._initial_budgets(ledger.epsilon)
         clip_grad, clip_obj = self.clip_grad, self.clip_obj
         eta0, chosen = self.eta0, []
@@ -331,8 +328,8 @@ class DPBLSGD(_ChenLeeBase):
 @dataclass
 class DPBLSGDAC(DPBLSGD):
     """DP-BLSGD-AC (chen_lee Sec 4.4): DP-BLSGD that shrinks C_grad and C_obj by (1 − ζ), at most
-    once per update, whenever CHEB raises ρ_grad (eq. (9)). Neighbouring relation ``zero_out``, as
-    DP-BLSGD (L = qn; the shrunk clips are functions of earlier releases only)."""
+    once per update, whenever CHEB raises ρ_grad (eq. (9)). Neighbouring relations as DP-BLSGD
+    (L = qn̄; the shrunk clips are functions of earlier releases only)."""
 
     adaptive_clipping: bool = True
 
@@ -345,8 +342,8 @@ class DPBLGD(_ChenLeeBase):
     Kifer 2018): when NoisyBTLS fails, raise ρ_grad to (1 + γ)ρ_grad, draw a fresh noisy gradient
     with the extra budget ρ_new − ρ_old and average the two weighted by their budgets.
 
-    Neighbouring relation ``zero_out`` (inherited): the full-batch normaliser is L = n itself, so
-    removing a record changes every Armijo query's denominator (up to 2·C_obj/n per query)."""
+    Neighbouring relations as :class:`_ChenLeeBase`: the full-batch normaliser is the public L = n̄,
+    not the number of rows, so adding or removing a record leaves every denominator alone."""
 
     gamma: float = 0.1
 
@@ -357,7 +354,7 @@ class DPBLGD(_ChenLeeBase):
         self._require_positive("gamma")
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
-        n = problem.n
+        n = problem.n_public  # the full-batch normaliser L = n̄ (public)
         rho_grad, bt_budget = self._initial_budgets(ledger.epsilon)
         eta0, chosen = self.eta0, []
         w = self._initial_point(problem.dim, rng)

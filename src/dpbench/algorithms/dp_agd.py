@@ -36,12 +36,12 @@ from dpbench.privacy.mechanisms import gaussian_mechanism, report_noisy_max
 class DPAGD(Algorithm):
     """DP-AGD with the public code's defaults (see the module docstring).
 
-    Neighbouring relation: ``zero_out``. The noisy min is charged sensitivity C_obj (:meth:`_scores`
-    feeds ``report_noisy_max(..., sensitivity=clip_obj, monotonic=True)``), but every score carries
-    the term n·(μ/2)‖v‖² with n the training-set size: adding or removing a record moves a score by
-    its clipped loss PLUS (μ/2)‖v‖², up to C_obj + (μ/2)‖v‖² > C_obj (the privacy review measured
-    1.49 % above the charge on Adult). With n fixed and the record replaced by a null record (zero clipped gradient,
-    zero clipped loss) every score moves by at most C_obj, all in one direction, as charged.
+    Neighbouring relations: ``add_remove`` natively, ``replace_one`` by group privacy. The noisy min
+    is charged sensitivity C_obj (:meth:`_scores` feeds ``report_noisy_max(..., sensitivity=clip_obj,
+    monotonic=True)``); every score carries the term n̄·(μ/2)‖v‖² with the public n̄
+    (``problem.n_public``), so adding or removing a record moves every score by its clipped loss
+    alone, at most C_obj and all in one direction, as charged. (With the data's own n the term would
+    move too, up to C_obj + (μ/2)‖v‖²: the privacy review measured 1.49 % above the charge on Adult.)
     """
 
     clip_grad: float = 3.0
@@ -57,7 +57,6 @@ class DPAGD(Algorithm):
     name: ClassVar[str] = "dp_agd"
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "zcdp"
-    neighbouring: ClassVar[str] = "zero_out"
     adaptive_stopping: ClassVar[bool] = True  # ρ per step chosen from noisy outputs: a zCDP budget filter
 
     def __post_init__(self) -> None:
@@ -124,7 +123,7 @@ class DPAGD(Algorithm):
         )
 
     def _scores(self, problem, w, direction, steps, candidates: np.ndarray) -> np.ndarray:
-        """Σ_i min(ℓ_i(v), C_obj) + n(μ/2)‖v‖² for every candidate v = w − η·direction.
+        """Σ_i min(ℓ_i(v), C_obj) + n̄(μ/2)‖v‖² for every candidate v = w − η·direction (n̄ public).
 
         The margins of all candidates come from two products, y ⊙ (Xw − η·X·direction), instead of
         one product per candidate.
@@ -134,4 +133,4 @@ class DPAGD(Algorithm):
         margins = (at_w[:, None] - along[:, None] * steps[None, :]) * problem.y[:, None]
         problem.counts.obj_evals += problem.n * candidates.shape[0]
         data = np.minimum(problem.loss.value(margins), self.clip_obj).sum(axis=0)
-        return data + problem.n * 0.5 * problem.reg * np.einsum("ij,ij->i", candidates, candidates)
+        return data + problem.n_public * 0.5 * problem.reg * np.einsum("ij,ij->i", candidates, candidates)

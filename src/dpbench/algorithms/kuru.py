@@ -19,12 +19,18 @@ Prop. 4.2 in closed form for m = n, a numerical solution for m < n), see
 
 Public constants. α = c/L with L = ``smoothness``. The paper computes L from the sample as the
 largest eigenvalue of XᵀX/n plus 2λ; a step size computed from the private data is a release
-the paper does not pay for, so here L is a public hyper-parameter. Its default 5.1033 is the
-value for the default dataset from the generator's public law, rows ~ U[0,1]^20:
-λ_max(E[xxᵀ]) = 1/12 + 20/4 = 5.0833, plus μ = 0.02 (the sample value is within ~1% of it);
-other datasets need their own. μ is the model's regulariser (2λ in the paper's F(x) = mean loss
-+ λ‖x‖², so ``model=kuru_logreg`` has μ = 0.02). The start is x₀ = ``initial_value``·𝟏 (10 in
-Sec 5).
+the paper does not pay for, so here L is public. When ``smoothness`` is null (the default) it is
+derived from the dataset's public row-norm bound R and the loss: L = sup ℓ″·R² + μ (logistic:
+R²/4 + μ), a bound on the Hessian of F for every dataset whose rows obey the bound. The L1 clip C
+defaults the same way to the largest L1 norm a per-example gradient can have, sup|ℓ′|·(public
+bound on ‖x_i‖₁): 20 on the paper's data, as in Sec 5, and 15 on a9a. So every compatible dataset
+runs without a hand-set constant. μ is the model's regulariser (2λ in the paper's F(x) = mean loss
++ λ‖x‖², so ``model=kuru_logreg`` has μ = 0.02). The start is x₀ = ``initial_value``·𝟏, 0 by default.
+
+The kuru figure presets restore the paper's Sec 5 set-up: x₀ = 10·𝟏 and L = 5.1033, the value for
+their data from the generator's public law (rows ~ U[0,1]^20): λ_max(E[xxᵀ]) = 1/12 + 20/4 =
+5.0833, plus μ = 0.02 (the sample value is within ~1% of it). The paper's L omits sup ℓ″ = 1/4,
+so it is about four times the derived one.
 
 Differences from the authors' MATLAB (GitHub sibirbil/DPAccGradMethods): their ``laprnd`` draws
 noise of standard deviation b, i.e. Laplace(b/√2) — here the paper's Laplace(b); their a_{T,t}
@@ -34,6 +40,7 @@ under subsampling splits ε by the m = n formula (Remark 4.2) where we solve (4.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -44,6 +51,7 @@ from dpbench.algorithms import kuru_schedules as schedules
 from dpbench.algorithms.base import Algorithm, FitResult, Tracer
 from dpbench.errors import ConfigError
 from dpbench.privacy.mechanisms import subsampled_laplace_mechanism
+from dpbench.privacy.neighbouring import check_relation
 
 
 @dataclass
@@ -53,33 +61,43 @@ class _KuruMethod(Algorithm):
     iterations : T, the iteration budget
     step_scale : c, α = c/L (Sec 5 sweeps c ∈ {0.1, 1})
     batch_size : m, records per iteration drawn without replacement; null = all n (no subsampling)
-    l1_clip : C, per-example gradient L1 clipping; the L1 sensitivity is S₁ = 2C (eq. 5.2)
-    smoothness : L, a public smoothness constant (module docstring)
+    l1_clip : C, per-example gradient L1 clipping; the L1 sensitivity is S₁ = 2C (eq. 5.2); null = the
+        largest L1 norm a gradient can have on the dataset, sup|ℓ′|·(public bound on ‖x_i‖₁), so
+        clipping never acts (20 on the paper's data, 15 on a9a)
+    smoothness : L, a public smoothness constant; null = sup ℓ″·R² + μ from the public row-norm bound R
+        (module docstring)
     initial_value : x₀ = initial_value·𝟏
 
-    Neighbouring relation: ``replace_one``. kuru_acc's neighbours have Hamming distance 1 with n
-    fixed (Def. A.2, eq. (3.2) "changing Y and Y′ in one data item"); the charge is the replace-one
-    S₁ = 2C (eq. 5.2) on a mean over m, amplified for m of n drawn without replacement (eq. 3.3),
-    and the noise scales b_t (eqs. 3.4–3.5, problem 4.4, T′ of Remark 4.1) are functions of n.
+    Neighbouring relations. kuru_acc's neighbours have Hamming distance 1 with n fixed (Def. A.2,
+    eq. (3.2) "changing Y and Y′ in one data item"); under ``replace_one`` the charge is their
+    S₁ = 2C (eq. 5.2) on a mean over m, amplified for m of n drawn without replacement (eq. 3.3).
+    Under ``add_remove`` (only without subsampling, :meth:`relation_mode`) the mean is over the
+    public n̄ and S₁ = C: one clipped term more or less. The noise scales b_t (eqs. 3.4–3.5,
+    problem 4.4, T′ of Remark 4.1) are functions of the public n̄ and m.
     """
 
     iterations: int = 100
     step_scale: float = 1.0
     batch_size: int | None = None
-    l1_clip: float = 20.0
-    smoothness: float = 5.1033
-    initial_value: float = 10.0
+    l1_clip: float | None = None
+    smoothness: float | None = None
+    initial_value: float = 0.0
 
     paper: ClassVar[str] = "kuru_acc"
     accountant: ClassVar[str] = "pure"
-    neighbouring: ClassVar[str] = "replace_one"
+    relations: ClassVar[dict[str, str]] = {"add_remove": "native", "replace_one": "native"}
+    paper_relation: ClassVar[str] = "replace_one"
+    relation_reason: ClassVar[str] = (
+        "subsampling m of n without replacement (eq. 3.3) is a replace-one bound; set algorithm.batch_size=null"
+    )
     supported_losses: ClassVar[frozenset[str] | None] = frozenset({"logistic", "huber_hinge"})
     unsupported_reason: ClassVar[str] = "the methods and their step sizes assume a smooth loss"
 
     def __post_init__(self) -> None:
         self._require_count("iterations")
         self._require_count("batch_size", allow_none=True)
-        self._require_positive("step_scale", "l1_clip", "smoothness")
+        self._require_positive("step_scale")
+        self._require_positive("l1_clip", "smoothness", allow_none=True)
         if not math.isfinite(self.initial_value):
             raise ValueError(f"{self.name}: initial_value must be finite, got {self.initial_value}")
 
@@ -92,23 +110,65 @@ class _KuruMethod(Algorithm):
         """β_t; zero for DP-GD."""
         return schedules.momentum(alphas, mu)
 
-    def noise_schedule(self, alphas, stages, mu: float, *, d: int, n: int, m: int, epsilon: float) -> np.ndarray:
-        """b_1..b_T' (its length is the number of iterations run)."""
-        return schedules.uniform_noise(2.0 * self.l1_clip, epsilon, len(alphas), n, m)
+    def noise_schedule(
+        self, alphas, stages, mu: float, *, d: int, n: int, m: int, epsilon: float, sensitivity: float
+    ) -> np.ndarray:
+        """b_1..b_T' (its length is the number of iterations run); ``sensitivity`` is S₁ (:meth:`l1_sensitivity`)."""
+        return schedules.uniform_noise(sensitivity, epsilon, len(alphas), n, m)
+
+    def l1_sensitivity(self, neighbouring: str) -> float:
+        """S₁, the L1 sensitivity of m·(the clipped mean): 2C under replace-one (eq. 5.2), C under
+        add/remove, where the mean over the public n̄ gains or loses one clipped term."""
+        return {"replace_one": 2.0, "add_remove": 1.0}[check_relation(neighbouring)] * self.l1_clip
+
+    def relation_mode(self, relation: str) -> str | None:
+        """Both relations natively; add/remove only without subsampling (batch_size null): with m of n
+        drawn without replacement the population itself changes, and eq. 3.3 is a replace-one bound."""
+        if relation == "add_remove" and self.batch_size is not None:
+            return None
+        return super().relation_mode(relation)
 
     # ------------------------------------------------------------------ the run
+    def public_smoothness(self, problem) -> float:
+        """L = sup ℓ″·R² + μ with R the problem's public row-norm bound (module docstring)."""
+        return problem.loss.smoothness * self._public_bound(problem.public_row_bound(), "smoothness", "L") ** 2 + problem.reg
+
+    def public_l1_clip(self, problem) -> float:
+        """C = sup|ℓ′|·(public bound on ‖x_i‖₁): the largest L1 norm a per-example gradient can have."""
+        return problem.loss.lipschitz * self._public_bound(problem.public_row_l1_bound(), "l1_clip", "C")
+
+    def _public_bound(self, bound: float | None, key: str, symbol: str) -> float:
+        if bound is None:
+            raise ConfigError(
+                f"{self.name}: the dataset declares no public bound on its rows, so {key} cannot be derived; "
+                f"set algorithm.{key}=<{symbol}> or data.row_norm=<R>"
+            )
+        return bound
+
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
-        n, d, mu = problem.n, problem.dim, problem.reg
+        if self.smoothness is None or self.l1_clip is None:
+            public = dataclasses.replace(
+                self,
+                smoothness=self.public_smoothness(problem) if self.smoothness is None else self.smoothness,
+                l1_clip=self.public_l1_clip(problem) if self.l1_clip is None else self.l1_clip,
+            )
+            return public.fit(problem, ledger, rng, tracer)
+        n, d, mu = problem.n_public, problem.dim, problem.reg
         m = n if self.batch_size is None else self.batch_size
         if m > n:
             raise ConfigError(f"{self.name}: batch_size = {m} exceeds the {n} training rows")
+        if self.relation_mode(ledger.neighbouring) is None:
+            raise ConfigError(f"{self.name} with batch_size = {m} does not support privacy.neighbouring={ledger.neighbouring}")
+        sensitivity = self.l1_sensitivity(ledger.neighbouring)
         if not 0.0 < mu * self.step_scale / self.smoothness < 1.0:
             raise ConfigError(
                 f"{self.name}: needs a strongly convex model (μ = model.reg > 0) with μα < 1; got μ = {mu}, "
                 f"α = c/L = {self.step_scale / self.smoothness}"
             )
         alphas, stages = self.steps(mu)
-        noise = self.noise_schedule(alphas, stages, mu, d=d, n=n, m=m, epsilon=ledger.epsilon - ledger.eps_spent)
+        noise = self.noise_schedule(
+            alphas, stages, mu, d=d, n=n, m=m, epsilon=ledger.epsilon - ledger.eps_spent, sensitivity=sensitivity
+        )
         T = len(noise)
         alphas, stages, betas = alphas[:T], stages[:T], self.momenta(alphas[:T], mu)
         tracer.plan(T)
@@ -137,14 +197,15 @@ class _KuruMethod(Algorithm):
         return z - alphas[t] * self._noisy_gradient(problem, z, noise[t], m, rng, ledger), x
 
     def _noisy_gradient(self, problem, z, noise_scale: float, m: int, rng, ledger) -> np.ndarray:
-        """(1/m)Σ_{i∈B} clip₁(∇ℓ_i(z), C) + Laplace(b)^d + μz: one ε_t-DP release (eqs. 2.8, 3.3)."""
-        n = problem.n
-        batch = None if m == n else rng.choice(n, size=m, replace=False)
+        """(1/m)Σ_{i∈B} clip₁(∇ℓ_i(z), C) + Laplace(b)^d + μz: one ε_t-DP release (eqs. 2.8, 3.3); without
+        subsampling B is every row and m the public n̄."""
+        n = problem.n_public
+        batch = None if self.batch_size is None or m == problem.n else rng.choice(problem.n, size=m, replace=False)
         mean = problem.clipped_gradient_sum(z, batch, self.l1_clip, norm=1) / m
-        sensitivity = 2.0 * self.l1_clip / m
+        sensitivity = self.l1_sensitivity(ledger.neighbouring) / m
         noisy = subsampled_laplace_mechanism(
             mean, sensitivity=sensitivity, epsilon=sensitivity / noise_scale, sample_size=m, population=n, rng=rng,
-            ledger=ledger, label=f"{self.name}.gradient",
+            ledger=ledger, label=f"{self.name}.gradient", neighbouring=ledger.neighbouring,
         )
         return noisy + problem.regulariser_gradient(z)
 
@@ -189,8 +250,9 @@ class _Optimised(_KuruMethod):
         super().__post_init__()
         self._require_positive("initial_error")
 
-    def noise_schedule(self, alphas, stages, mu: float, *, d: int, n: int, m: int, epsilon: float) -> np.ndarray:
-        sensitivity = 2.0 * self.l1_clip
+    def noise_schedule(
+        self, alphas, stages, mu: float, *, d: int, n: int, m: int, epsilon: float, sensitivity: float
+    ) -> np.ndarray:
         T = len(alphas)
         if self.choose_iterations:
             T = schedules.choose_iterations(

@@ -90,7 +90,10 @@ class _DDAMethod(Algorithm):
     schedule: str = "auto"
 
     paper: ClassVar[str] = "liu_dda"
-    neighbouring: ClassVar[str] = "replace_one_node_sample"
+    relations: ClassVar[dict[str, str]] = {"replace_one": "native"}
+    paper_relation: ClassVar[str] = "replace_one"
+    relation_reason: ClassVar[str] = "its privacy unit is one sample of one node, replaced by another (Sec. 2)"
+    privacy_unit: ClassVar[str] = "node_sample"
     secure_sampler: ClassVar[bool] = False  # the simulator draws every node's Gaussian in one vectorised call
     supported_losses: ClassVar[frozenset[str] | None] = frozenset({"hinge"})
     unsupported_reason: ClassVar[str] = "Algorithm 1 is run on the hinge-loss SVM of Sec. 5 (eq. (27))"

@@ -29,12 +29,14 @@ from dpbench.privacy.mechanisms import objective_perturbation_noise
 class ObjPert(Algorithm):
     """Objective perturbation with Gaussian noise (module docstring); ``tol`` is L-BFGS's gradient tolerance.
 
-    Neighbouring relation: ``replace_one``. Kifer, Smith & Thakurta's Thm 2 (like Chaudhuri et al.
-    2011) is proved for datasets differing in one entry with n fixed: the noise b that maps D's
-    minimiser w to itself on D′ shifts by ∇ℓ_z(w) − ∇ℓ_z′(w), of norm ≤ 2ζ, which is what
-    σ² = ζ²(8 ln(2/δ) + 4ε)/ε² is calibrated to. J divides Δ and b by the training-set size n while
-    F's (μ/2)‖w‖² is not a sum over records, so under add/remove (n → n − 1) the shift is
-    ∇ℓ_z(w) + μw instead, unbounded in ‖w‖.
+    Neighbouring relations: both, natively, with the same noise. Kifer, Smith & Thakurta's Thm 2
+    (like Chaudhuri et al. 2011) is proved for datasets differing in one entry with n fixed: the
+    noise b that maps D's minimiser w to itself on D′ shifts by ∇ℓ_z(w) − ∇ℓ_z′(w), of norm ≤ 2ζ,
+    and the Jacobian of that map changes by two rank-one terms of eigenvalue ≤ λ; σ² = ζ²(8 ln(2/δ)
+    + 4ε)/ε² and Δ = 2λ/ε are calibrated to that. J divides the data term, Δ and b by the public n̄
+    (``problem.n_public``), never by the number of rows, so adding or removing a record z shifts b by
+    ∇ℓ_z(w) alone (norm ≤ ζ) and the Jacobian by one rank-one term: inside the replace-one bound.
+    (Dividing by the data's own n would move (μ/2)‖w‖², which is not a sum over records, by μw.)
     """
 
     tol: float = 1e-10
@@ -44,7 +46,8 @@ class ObjPert(Algorithm):
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "approx"
     secure_sampler: ClassVar[bool] = False  # its Gaussian linear term has no discrete version here
-    neighbouring: ClassVar[str] = "replace_one"
+    relations: ClassVar[dict[str, str]] = {"add_remove": "native", "replace_one": "native"}
+    paper_relation: ClassVar[str] = "replace_one"
     supported_losses: ClassVar[frozenset[str]] = frozenset({"logistic", "huber_hinge"})
     unsupported_reason: ClassVar[str] = "objective perturbation needs a loss with a bounded second derivative"
 
@@ -54,7 +57,8 @@ class ObjPert(Algorithm):
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         problem = problem.within(row_norm=1.0)  # Thm 2 needs ‖x_i‖ ≤ 1: rows beyond a public bound of 1 are clipped
-        n, epsilon = problem.n, ledger.epsilon
+        n, epsilon = problem.n_public, ledger.epsilon
+        data_scale = problem.n / n  # mean over the rows → sum over the rows / n̄
         curvature = problem.loss.smoothness  # λ for ‖x‖ ≤ 1
         extra_reg = 2.0 * curvature / epsilon  # Δ = 2λ/ε
         b = objective_perturbation_noise(
@@ -62,7 +66,10 @@ class ObjPert(Algorithm):
         )
 
         def perturbed(w: np.ndarray) -> tuple[float, np.ndarray]:
-            value, grad = problem.objective_and_gradient(w)
+            value, grad = problem.objective_and_gradient(w)  # mean loss over the rows + (μ/2)‖w‖²
+            if data_scale != 1.0:
+                reg_value, reg_grad = 0.5 * problem.reg * (w @ w), problem.reg * w
+                value, grad = (value - reg_value) * data_scale + reg_value, (grad - reg_grad) * data_scale + reg_grad
             value += (0.5 * extra_reg * (w @ w) + b @ w) / n
             return value, grad + (extra_reg * w + b) / n
 

@@ -41,6 +41,7 @@ from dpbench.algorithms.base import Algorithm, FitResult, Tracer
 from dpbench.errors import ConfigError
 from dpbench.privacy.calibrate import gaussian_noise_for_budget
 from dpbench.privacy.mechanisms import gaussian_mechanism
+from dpbench.privacy.neighbouring import check_relation
 
 SMOOTH_LOSSES = frozenset({"logistic", "huber_hinge"})
 UNSUPPORTED_REASON = (
@@ -94,16 +95,25 @@ def _gradient_sum(problem, w: np.ndarray, idx: np.ndarray | None, lipschitz: flo
     return problem.clipped_gradient_sum(w, idx, lipschitz)
 
 
-def _release(w: np.ndarray, sensitivity: float, ledger, rng: np.random.Generator, label: str) -> tuple[np.ndarray, float]:
-    """One Gaussian release of ``w`` with the smallest σ that fits the ledger's (ε, δ)."""
+def _release(
+    w: np.ndarray, sensitivity: float, ledger, rng: np.random.Generator, label: str, neighbouring: str = "replace_one"
+) -> tuple[np.ndarray, float]:
+    """One Gaussian release of ``w`` with the smallest σ that fits the ledger's (ε, δ); ``sensitivity``
+    was computed for ``neighbouring`` (the ledger refuses another relation)."""
     sigma = gaussian_noise_for_budget(ledger.epsilon, ledger.delta, accountant=ledger.accountant)
-    noisy = gaussian_mechanism(w, sensitivity=sensitivity, noise_multiplier=sigma, rng=rng, ledger=ledger, label=label)
+    noisy = gaussian_mechanism(
+        w, sensitivity=sensitivity, noise_multiplier=sigma, rng=rng, ledger=ledger, label=label, neighbouring=neighbouring
+    )
     return noisy, sigma
 
 
 # --------------------------------------------------------------------------------------- OUTPERT-GD
-def gd_sensitivity(*, n: int, lipschitz: float, mu: float, beta: float, step: float, iterations: int) -> float:
-    """L2 sensitivity of T steps of full-batch gradient descent from a fixed w₀ (replace-one).
+def gd_sensitivity(
+    *, n: int, lipschitz: float, mu: float, beta: float, step: float, iterations: int, neighbouring: str = "replace_one"
+) -> float:
+    """L2 sensitivity of T steps of full-batch gradient descent from a fixed w₀, the mean taken over
+    the public n̄ = ``n``: under replace-one (below) and under add/remove, where the gradients differ
+    by one record's term ∇ℓ_z/n̄ of norm ≤ G/n̄, so every 2G/n below becomes G/n̄ and Δ_T halves.
 
     With δ_t = ‖w_t − w′_t‖ on neighbours D, D′ and c = c(η) of eq. (C):
 
@@ -119,12 +129,14 @@ def gd_sensitivity(*, n: int, lipschitz: float, mu: float, beta: float, step: fl
     and 3.7). The public DP-AGD code's ``algo/outpert.py`` uses the looser 3GTη/n.
     """
     c = contraction(step, mu, beta)
-    return 2.0 * step * lipschitz / n * geometric_sum(c, iterations)
+    gap = {"replace_one": 2.0, "add_remove": 1.0}[check_relation(neighbouring)]
+    return gap * step * lipschitz / n * geometric_sum(c, iterations)
 
 
 def gradient_descent(problem, *, step: float, iterations: int, lipschitz: float, callback=None) -> np.ndarray:
-    """T non-private steps w_{t+1} = w_t − η∇F(w_t) from w₀ = 0; ``callback(t, w_t)`` after each."""
-    n = problem.n
+    """T non-private steps w_{t+1} = w_t − η∇F(w_t) from w₀ = 0, the data term averaged over the public
+    n̄ (``problem.n_public``); ``callback(t, w_t)`` after each."""
+    n = problem.n_public
     w = np.zeros(problem.dim)
     for t in range(1, iterations + 1):
         w = w - step * (_gradient_sum(problem, w, None, lipschitz) / n + problem.regulariser_gradient(w))
@@ -162,7 +174,8 @@ class OutPertGD(Algorithm):
     name: ClassVar[str] = "outpert_gd"
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "rdp"
-    neighbouring: ClassVar[str] = "replace_one"
+    relations: ClassVar[dict[str, str]] = {"add_remove": "native", "replace_one": "native"}
+    paper_relation: ClassVar[str] = "replace_one"
     supported_losses: ClassVar[frozenset[str]] = SMOOTH_LOSSES
     unsupported_reason: ClassVar[str] = UNSUPPORTED_REASON
 
@@ -176,16 +189,17 @@ class OutPertGD(Algorithm):
         """η: ``step_size``, or 1/β̄ when it is None."""
         return self.step_size if self.step_size is not None else 1.0 / public_constants(self.name, problem, self.row_bound)[1]
 
-    def sensitivity(self, problem) -> float:
-        """Δ_T of eq. (GD-2) for this problem's public constants."""
+    def sensitivity(self, problem, neighbouring: str = "replace_one") -> float:
+        """Δ_T of eq. (GD-2) for this problem's public constants and the given relation."""
         lipschitz, beta = public_constants(self.name, problem, self.row_bound)
         return gd_sensitivity(
-            n=problem.n, lipschitz=lipschitz, mu=problem.reg, beta=beta, step=self.step(problem), iterations=self.iterations
+            n=problem.n_public, lipschitz=lipschitz, mu=problem.reg, beta=beta, step=self.step(problem),
+            iterations=self.iterations, neighbouring=neighbouring,
         )
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         problem = problem.within(row_norm=self.row_bound)
-        sensitivity = self.sensitivity(problem)
+        sensitivity = self.sensitivity(problem, ledger.neighbouring)
         lipschitz, beta = public_constants(self.name, problem, self.row_bound)
         eta = self.step(problem)
         T = self.iterations
@@ -197,7 +211,7 @@ class OutPertGD(Algorithm):
                 tracer.record(t, w, step_size=eta)
 
         w_T = gradient_descent(problem, step=eta, iterations=T, lipschitz=lipschitz, callback=observe)
-        noisy, sigma = _release(w_T, sensitivity, ledger, rng, "outpert_gd.output")
+        noisy, sigma = _release(w_T, sensitivity, ledger, rng, "outpert_gd.output", ledger.neighbouring)
         tracer.record(T, noisy, step_size=eta, force=True)
         return FitResult(
             w=noisy,
@@ -318,7 +332,9 @@ class OutPertRSGD(Algorithm):
     name: ClassVar[str] = "outpert_rsgd"
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "rdp"
-    neighbouring: ClassVar[str] = "replace_one"
+    relations: ClassVar[dict[str, str]] = {"replace_one": "native"}
+    paper_relation: ClassVar[str] = "replace_one"
+    relation_reason: ClassVar[str] = "its batches shift when a record is added or removed (the proof is replace-one)"
     supported_losses: ClassVar[frozenset[str]] = SMOOTH_LOSSES
     unsupported_reason: ClassVar[str] = UNSUPPORTED_REASON
 

@@ -103,7 +103,7 @@ def population_fitness(problem, W: np.ndarray, clip: float | None) -> np.ndarray
             losses = np.minimum(losses, clip)
         loss_sums[start : start + width] = losses.sum(axis=0)
     problem.counts.obj_evals += n * m
-    return loss_sums + n * 0.5 * problem.reg * np.einsum("jk,jk->k", W, W)
+    return loss_sums + problem.n_public * 0.5 * problem.reg * np.einsum("jk,jk->k", W, W)
 
 
 class CoordinateMoveScorer:
@@ -141,7 +141,7 @@ class CoordinateMoveScorer:
             sums.append(np.bincount(self._column_of, weights=changes, minlength=d))
         problem.counts.obj_evals += problem.n * 2 * d
         norm_changes = np.concatenate([2.0 * delta * child, -2.0 * delta * child]) + delta**2
-        regulariser = problem.n * 0.5 * problem.reg * (child @ child + norm_changes)
+        regulariser = problem.n_public * 0.5 * problem.reg * (child @ child + norm_changes)
         return base.sum() + np.concatenate(sums) + regulariser
 
 
@@ -232,14 +232,12 @@ class PrivGene(Algorithm):
     tight : False = exp(εu/(2Δ')) as DP-AGD's code; True = exp(εu/Δ') (module docstring)
     init_scale : w₀ ~ N(0, init_scale²·I); 0 = start at the origin (DP-AGD)
 
-    Neighbouring relation: ``zero_out``. Each selection's Δ'_t already covers the n·(μ/2)‖w‖² term
-    under add/remove (module docstring), but by default the number of rounds r = round(nε/800)
-    (:meth:`n_rounds`), hence ε_sel = ε/r, is a function of the training-set size n: where
-    r(n) ≠ r(n − 1) the outputs on D and D minus a record lie on disjoint sets (r vs r − 1 moves of
-    sizes δ₁, δ₂, … from the default start 0), so no ε covers the pair. With n fixed and the record
-    replaced by a null record (zero clipped loss in φ) r is unchanged and every fitness difference
-    moves by at most min(C, G·B·D₁) ≤ Δ'_t. (With ``rounds`` set explicitly the selections are
-    add/remove-correct; the class default is the DP-AGD scripts' r = nε/800.)
+    Neighbouring relations: ``add_remove`` natively, ``replace_one`` by group privacy. The number of
+    rounds r = round(n̄ε/800) (:meth:`n_rounds`), hence ε_sel = ε/r, and the n̄·(μ/2)‖w‖² terms of φ
+    use the public n̄ (``problem.n_public``): adding or removing a record leaves r alone and moves
+    every fitness difference by at most min(C, G·B·D₁) ≤ Δ'_t (which also covers the
+    (μ/2)(max‖ω‖² − min‖ω‖²) an n that moved with the data would add). Were r computed from the data's
+    n, where r(n) ≠ r(n − 1) the outputs on D and D minus a record would lie on disjoint sets.
     """
 
     rounds: int | None = None
@@ -258,7 +256,6 @@ class PrivGene(Algorithm):
     name: ClassVar[str] = "privgene"
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "pure"
-    neighbouring: ClassVar[str] = "zero_out"
     supported_losses: ClassVar[frozenset[str] | None] = None
 
     def __post_init__(self) -> None:
@@ -328,7 +325,7 @@ class PrivGene(Algorithm):
         pop_size = 2 * d if self.population_size is None else self.population_size
         if self.n_parents > pop_size:
             raise ConfigError(f"privgene: n_parents = {self.n_parents} exceeds the population size {pop_size}")
-        r = self.n_rounds(problem.n, ledger.epsilon)
+        r = self.n_rounds(problem.n_public, ledger.epsilon)
         eps_sel = per_selection_epsilon(ledger, r * self.n_parents)
         tracer.plan(r)
 

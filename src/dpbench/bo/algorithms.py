@@ -95,7 +95,8 @@ class BOAlgorithm(Algorithm):
 
     paper: ClassVar[str] = "kusner_bo"
     accountant: ClassVar[str] = "approx"
-    neighbouring: ClassVar[str] = "add_remove_validation_row"
+    relations: ClassVar[dict[str, str]] = {"add_remove": "native"}
+    relation_reason: ClassVar[str] = "group privacy is not wired into the kusner_bo jobs yet"
     privacy_unit: ClassVar[str] = "validation_row"
     problem_kind: ClassVar[str] = "bo"
     supported_losses: ClassVar[frozenset[str]] = frozenset({BO_LOSS})
@@ -289,7 +290,6 @@ class KusnerMTGPLikelihood(BOAlgorithm):
 
     name: ClassVar[str] = "kusner_mtgp_likelihood"
     private: ClassVar[bool] = False
-    neighbouring: ClassVar[str] = "none"  # a study: it releases nothing
     n_sets: int = 100
     gain: str = "accuracy"
     k1_values: list = field(default_factory=lambda: [round(0.05 * i, 2) for i in range(1, 20)])

@@ -46,6 +46,7 @@ from dpbench.engine import identity_columns, provenance_columns
 from dpbench.errors import DpbenchError, PrivacyViolation
 from dpbench.privacy.accountant import Ledger, make_accountant
 from dpbench.privacy.events import ApproxDPEvent
+from dpbench.privacy.neighbouring import run_budget
 
 __all__ = ["run_bo"]
 
@@ -108,7 +109,8 @@ def _tuning(cfg: RunConfig, algorithm, scores: ScoreMatrix, fixed) -> tuple[pd.D
 
 
 def _ledger(cfg: RunConfig, algorithm) -> Ledger:
-    return Ledger(cfg.privacy.eps, cfg.privacy.delta, make_accountant(algorithm.accountant))
+    eps, delta, relation, _ = run_budget(algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring)  # native only
+    return Ledger(eps, delta, make_accountant(algorithm.accountant), neighbouring=relation)
 
 
 def _check_spend(cfg: RunConfig, ledger: Ledger, rep: int) -> tuple[float, float]:

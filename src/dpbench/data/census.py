@@ -151,8 +151,8 @@ def load_adult(options: dict, data_dir: Path, allow_download: bool, scaling: str
         X, y, _ = read_libsvm(train.path, 123)
         X_test, y_test, _ = read_libsvm(test.path, 123)
         notes = ["LIBSVM a9a: 123 binary features + bias (nothing to scale)"]
-        # one-hot of 14 attributes (at most one 1 each) + bias: ‖x‖ ≤ √15 by the encoding, whatever the rows
-        extra = {"row_norm_bound": math.sqrt(15.0)}
+        # one-hot of 14 attributes (at most one 1 each) + bias: ‖x‖ ≤ √15 and ‖x‖₁ ≤ 15 by the encoding, whatever the rows
+        extra = {"row_norm_bound": math.sqrt(15.0), "row_l1_bound": 15.0}
     else:
         train = fetch(sources.ADULT_DATA, data_dir, allow_download)
         test = fetch(sources.ADULT_TEST, data_dir, allow_download)
@@ -166,7 +166,8 @@ def load_adult(options: dict, data_dir: Path, allow_download: bool, scaling: str
             + ("scaled with adult.data's min/max" if ranges is None else "clipped to declared ranges, scaled to [0, 1]"),
             "adult.test: junk first line skipped, trailing '.' of labels stripped",
         ]
-        extra = {"columns": ["bias", *names]}
+        # 6 numerics in [0, 1], 8 categoricals with at most one 1 each, a bias: ‖x‖ ≤ √15, ‖x‖₁ ≤ 15 by the encoding
+        extra = {"columns": ["bias", *names], "row_norm_bound": math.sqrt(15.0), "row_l1_bound": 15.0}
     return from_files(
         "adult",
         add_bias(X),

@@ -33,6 +33,7 @@ from dpbench.privacy.events import (
     SampledWithoutReplacementEvent,
     ZCDPEvent,
 )
+from dpbench.privacy.neighbouring import check_relation
 from dpbench.privacy.pure import amplify_pure
 from dpbench.privacy.rdp import (
     CONVERSIONS,
@@ -64,6 +65,10 @@ class BudgetExceeded(Exception):
             f"privacy budget exceeded by charge {label!r}: {count} x {event} would make the spend "
             f"eps = {eps_would_be:.6g} > budget eps = {budget:.6g} (delta = {delta:.3g}); nothing was charged"
         )
+
+
+class RelationMismatch(ValueError):
+    """A charge's sensitivity was computed for another neighbouring relation than the ledger's."""
 
 
 class UnsupportedEvent(ValueError):
@@ -409,9 +414,10 @@ class Ledger:
     and always agree. The budget test is strict: spent ≤ ε, no tolerance.
     """
 
-    def __init__(self, epsilon: float, delta: float, accountant: Accountant | str) -> None:
+    def __init__(self, epsilon: float, delta: float, accountant: Accountant | str, neighbouring: str = "add_remove") -> None:
         self._epsilon = check_positive("epsilon", epsilon)
         self._delta = check_delta(delta)
+        self._neighbouring = check_relation(neighbouring)
         self._accountant = make_accountant(accountant) if isinstance(accountant, str) else accountant
         self._events: list[PrivacyEvent] = []  # distinct events in first-charge order
         self._position: dict[PrivacyEvent, int] = {}
@@ -428,6 +434,19 @@ class Ledger:
     @property
     def delta(self) -> float:
         return self._delta
+
+    @property
+    def neighbouring(self) -> str:
+        """The relation every charged sensitivity was computed for (:mod:`dpbench.privacy.neighbouring`)."""
+        return self._neighbouring
+
+    def check_relation(self, neighbouring: str | None) -> None:
+        """Refuse a charge whose sensitivity was computed for another relation (None: the ledger's)."""
+        if neighbouring is not None and neighbouring != self._neighbouring:
+            raise RelationMismatch(
+                f"cannot compose a {neighbouring} event into this {self._neighbouring} ledger: an (ε, δ) holds for one "
+                "neighbouring relation"
+            )
 
     @property
     def accountant(self) -> Accountant:
@@ -463,6 +482,11 @@ class Ledger:
     def _fits(self, event: PrivacyEvent, count: int) -> bool:
         return self._after({event: count})[4] <= self._epsilon
 
+    def eps_if(self, event: PrivacyEvent, count: int = 1) -> float:
+        """The ε the ledger would have spent after ``count`` more copies of ``event`` (nothing is
+        charged): what :meth:`charge` would return, or the ε its BudgetExceeded would report."""
+        return self._after({event: check_count("count", count)})[4]
+
     def _apply(self, changes: dict[PrivacyEvent, int], entry: LedgerEntry, event: PrivacyEvent, count: int) -> float:
         i, events, counts, sums, eps = self._after(changes)
         if not eps <= self._epsilon:  # also refuses NaN
@@ -474,10 +498,13 @@ class Ledger:
         self._entries.append(dataclasses.replace(entry, eps_after=eps))
         return eps
 
-    def charge(self, event: PrivacyEvent, count: int = 1, label: str = "") -> float:
+    def charge(self, event: PrivacyEvent, count: int = 1, label: str = "", neighbouring: str | None = None) -> float:
         """Charge ``count`` copies of ``event``; returns ε spent after. Raises :class:`BudgetExceeded`
-        (leaving the ledger unchanged) if that ε would exceed the budget."""
+        (leaving the ledger unchanged) if that ε would exceed the budget, :class:`RelationMismatch` if
+        ``neighbouring`` (the relation the event's sensitivity was computed for; None = the ledger's)
+        is not the ledger's."""
         count = check_count("count", count)
+        self.check_relation(neighbouring)
         return self._apply({event: count}, LedgerEntry(label, event, count, math.nan), event, count)
 
     def poisson_batch(self, sampling_rate: float) -> PoissonBatch:
@@ -528,6 +555,7 @@ class Ledger:
             "conversion": getattr(self._accountant, "conversion", None),
             "gaussian_amplification": getattr(self._accountant, "gaussian_amplification", None),
             "orders": _nondefault_orders(self._accountant),
+            "neighbouring": self._neighbouring,
             "epsilon": self._epsilon,
             "delta": self._delta,
             "eps_spent": self._eps_spent,
@@ -585,10 +613,16 @@ class PoissonBatch:
         changes = self._changes(event, check_count("count", count))
         return self._ledger._after(changes)[4] <= self._ledger.epsilon
 
-    def charge(self, event: PrivacyEvent, count: int = 1, label: str = "") -> float:
+    @property
+    def neighbouring(self) -> str:
+        return self._ledger.neighbouring
+
+    def charge(self, event: PrivacyEvent, count: int = 1, label: str = "", neighbouring: str | None = None) -> float:
         """Charge ``count`` releases of ``event`` on this batch; raises :class:`BudgetExceeded` (and
-        changes nothing) if the batch's joint cost would take the ledger over its budget."""
+        changes nothing) if the batch's joint cost would take the ledger over its budget, and
+        :class:`RelationMismatch` as :meth:`Ledger.charge` does."""
         count = check_count("count", count)
+        self._ledger.check_relation(neighbouring)
         entry = LedgerEntry(label, event, count, math.nan, batch=self._id)
         eps = self._ledger._apply(self._changes(event, count), entry, event, count)
         self._events += (event,) * count

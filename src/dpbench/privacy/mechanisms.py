@@ -71,7 +71,7 @@ def _like(value: object, noisy: np.ndarray) -> float | np.ndarray:
 
 def laplace_mechanism(
     value, *, sensitivity: float, epsilon: float, rng, ledger, sampling_rate: float = 1.0, label: str = "laplace",
-    failure_probability: float = 0.0,
+    failure_probability: float = 0.0, neighbouring: str | None = None,
 ) -> float | np.ndarray:
     """``value`` + Lap(Δ₁/ε) per coordinate, Δ₁ the L1 sensitivity: ε-DP (Dwork et al. 2006).
 
@@ -82,13 +82,13 @@ def laplace_mechanism(
     x = check_finite_array("value", value)
     sens, eps = check_positive("sensitivity", sensitivity), check_positive("epsilon", epsilon)
     check_generator(rng)
-    charge(ledger, _event(LaplaceEvent(1.0 / epsilon), epsilon, failure_probability), sampling_rate, label)
+    charge(ledger, _event(LaplaceEvent(1.0 / epsilon), epsilon, failure_probability), sampling_rate, label, neighbouring)
     return _like(value, current_sampler().laplace(rng, x, sensitivity=sens, epsilon=eps, coordinates=max(x.size, 1)))
 
 
 def subsampled_laplace_mechanism(
     value, *, sensitivity: float, epsilon: float, sample_size: int, population: int, rng, ledger,
-    label: str = "laplace_without_replacement",
+    label: str = "laplace_without_replacement", neighbouring: str | None = None,
 ) -> float | np.ndarray:
     """``value`` + Lap(Δ₁/ε) per coordinate, ``value`` computed on ``sample_size`` = m of
     ``population`` = n records drawn without replacement, Δ₁ its L1 sensitivity under replace-one.
@@ -103,7 +103,7 @@ def subsampled_laplace_mechanism(
         raise ValueError(f"sample_size ({m}) exceeds population ({n})")
     check_generator(rng)
     event = LaplaceEvent(1.0 / epsilon)
-    ledger.charge(event if m == n else SampledWithoutReplacementEvent(m, n, event), label=label)
+    ledger.charge(event if m == n else SampledWithoutReplacementEvent(m, n, event), label=label, neighbouring=neighbouring)
     return _like(value, current_sampler().laplace(rng, x, sensitivity=sens, epsilon=eps, coordinates=max(x.size, 1)))
 
 
@@ -116,13 +116,15 @@ def gaussian_mechanism(
     ledger,
     sampling_rate: float = 1.0,
     label: str = "gaussian",
+    neighbouring: str | None = None,
 ) -> float | np.ndarray:
     """``value`` + N(0, (σΔ₂)²) per coordinate, Δ₂ the L2 sensitivity (chen_lee Lemma 1); GaussianEvent(σ).
-    Under the secure sampler: discrete Gaussian noise on a grid (CKS 2020), same event (samplers module)."""
+    Under the secure sampler: discrete Gaussian noise on a grid (CKS 2020), same event (samplers module).
+    ``neighbouring`` (every mechanism here): the relation Δ was computed for; the ledger refuses another."""
     x = check_finite_array("value", value)
     sens, sigma = check_positive("sensitivity", sensitivity), check_positive("noise_multiplier", noise_multiplier)
     check_generator(rng)
-    charge(ledger, GaussianEvent(noise_multiplier), sampling_rate, label)
+    charge(ledger, GaussianEvent(noise_multiplier), sampling_rate, label, neighbouring)
     return _like(value, current_sampler().gaussian(rng, x, sensitivity=sens, noise_multiplier=sigma,
                                                    coordinates=max(x.size, 1)))
 

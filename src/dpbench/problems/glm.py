@@ -16,6 +16,7 @@ proximal step accept a problem with φ > 0 (``Algorithm.supports_l1``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +50,13 @@ class GLMProblem:
         e.g. 1 for unit-normalised rows), or None; methods that need a Lipschitz constant may use it
     public_feature_bound : a bound on every |x_ij| known without looking at the data (1 for features
         scaled to [0, 1] plus a bias), or None; a public row-norm bound is one too
+    public_row_l1_norm : a public bound on every ‖x_i‖₁ (the encoding's, e.g. 15 for a9a: at most 15
+        entries equal to 1), or None
+    public_n : n̄, the training-set size as a public constant (``n_public``; default: the number of
+        rows). Private methods use n̄, never the number of rows they are given, for everything they
+        normalise or charge (rates q = L/n̄, means Σ/n̄, round counts), so that the run is the same
+        mechanism on D and on D with a record added or removed (``privacy.neighbouring=add_remove``).
+        The engine sets it to the fold's size from the dataset's published size and label counts
 
     No method may look at the data to decide whether its assumptions hold (an abort that fires on a
     dataset reveals a fact about it): :meth:`within` restricts the rows to public bounds instead.
@@ -56,7 +64,7 @@ class GLMProblem:
 
     def __init__(
         self, X, y: np.ndarray, loss, reg: float, l1_reg: float = 0.0, public_row_norm: float | None = None,
-        public_feature_bound: float | None = None,
+        public_feature_bound: float | None = None, public_row_l1_norm: float | None = None, public_n: int | None = None,
     ) -> None:
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
@@ -66,7 +74,10 @@ class GLMProblem:
             raise ValueError(f"regulariser μ must be finite and ≥ 0, got {reg}")
         if not (np.isfinite(l1_reg) and l1_reg >= 0):
             raise ValueError(f"ℓ1 regulariser φ must be finite and ≥ 0, got {l1_reg}")
-        for key, bound in (("public_row_norm", public_row_norm), ("public_feature_bound", public_feature_bound)):
+        for key, bound in (
+            ("public_row_norm", public_row_norm), ("public_feature_bound", public_feature_bound),
+            ("public_row_l1_norm", public_row_l1_norm),
+        ):
             if bound is not None and not (np.isfinite(bound) and bound > 0):
                 raise ValueError(f"{key} must be None or finite and > 0, got {bound}")
         self.X = X.tocsr() if sp.issparse(X) else np.asarray(X, dtype=float)
@@ -77,7 +88,11 @@ class GLMProblem:
         self.public_row_norm = None if public_row_norm is None else float(public_row_norm)
         bounds = [float(b) for b in (public_feature_bound, public_row_norm) if b is not None]  # |x_ij| ≤ ‖x_i‖
         self.public_feature_bound = min(bounds) if bounds else None
+        self.public_row_l1_norm = None if public_row_l1_norm is None else float(public_row_l1_norm)
         self.n, self.dim = X.shape
+        if public_n is not None and (isinstance(public_n, bool) or not isinstance(public_n, (int, np.integer)) or public_n < 1):
+            raise ValueError(f"public_n must be None or an integer ≥ 1, got {public_n!r}")
+        self.n_public = self.n if public_n is None else int(public_n)
         self.row_norms = _row_norms(self.X)
         # Minibatch rows come from a row-major dense copy when it is small: scipy's sparse fancy
         # indexing costs ~0.1 ms per call, more than the minibatch's own products. Full-data
@@ -126,6 +141,8 @@ class GLMProblem:
             X, self.y, self.loss, self.reg, self.l1_reg,
             public_row_norm=row_norm if rows else self.public_row_norm,
             public_feature_bound=feature_bound if entries else self.public_feature_bound,
+            public_row_l1_norm=self.public_row_l1_norm,  # clipping only shrinks entries
+            public_n=self.n_public,
         )
         restricted.counts = self.counts
         return restricted
@@ -203,6 +220,24 @@ class GLMProblem:
             self._max_norms[norm] = float((self.row_norms if norm == 2 else self._l1_norms()).max())
         return self._max_norms[norm]
 
+    def public_row_bound(self) -> float | None:
+        """The tightest public bound on every ‖x_i‖: ``public_row_norm``, or √d·``public_feature_bound``
+        (|x_ij| ≤ b for all d entries), whichever is smaller; None when neither is known."""
+        bounds = [b for b in (self.public_row_norm,) if b is not None]
+        if self.public_feature_bound is not None:
+            bounds.append(math.sqrt(self.dim) * self.public_feature_bound)
+        return min(bounds) if bounds else None
+
+    def public_row_l1_bound(self) -> float | None:
+        """The tightest public bound on every ‖x_i‖₁: ``public_row_l1_norm``, d·``public_feature_bound``
+        or √d times :meth:`public_row_bound`, whichever is smallest; None when none is known."""
+        bounds = [b for b in (self.public_row_l1_norm,) if b is not None]
+        if self.public_feature_bound is not None:
+            bounds.append(self.dim * self.public_feature_bound)
+        if self.public_row_bound() is not None:
+            bounds.append(math.sqrt(self.dim) * self.public_row_bound())
+        return min(bounds) if bounds else None
+
     # ----------------------------------------------------------------------------- metrics
     def evaluate_objective(self, w: np.ndarray, X=None, y=None) -> float:
         """F(w) on (X, y) (default: the training set); not counted as an algorithm's evaluation."""
@@ -237,12 +272,13 @@ class GLMProblem:
 
 def make_problem(
     X, y, *, loss: str, reg: float, l1_reg: float = 0.0, public_row_norm: float | None = None,
-    public_feature_bound: float | None = None, **loss_params: float
+    public_feature_bound: float | None = None, public_row_l1_norm: float | None = None, public_n: int | None = None,
+    **loss_params: float,
 ) -> GLMProblem:
     """Build a :class:`GLMProblem` from a loss name (``logistic``, ``hinge``, ``huber_hinge``)."""
     return GLMProblem(
         X, y, make_loss(loss, **loss_params), reg, l1_reg=l1_reg, public_row_norm=public_row_norm,
-        public_feature_bound=public_feature_bound,
+        public_feature_bound=public_feature_bound, public_row_l1_norm=public_row_l1_norm, public_n=public_n,
     )
 
 

@@ -52,7 +52,9 @@ class PWAAlgorithm(Algorithm):
 
     paper: ClassVar[str] = "han_pwa"
     accountant: ClassVar[str] = "pure"
-    neighbouring: ClassVar[str] = "offsets_within_b_max"
+    relations: ClassVar[dict[str, str]] = {"replace_one": "native"}
+    paper_relation: ClassVar[str] = "replace_one"
+    relation_reason: ClassVar[str] = "it protects the whole offset vector b, replaced by one within b_max (eq. 4)"
     privacy_unit: ClassVar[str] = "offset_vector"
     secure_sampler: ClassVar[bool] = False  # vector Laplace, Metropolis chains and Gumbel-max drawn in dpbench.pwa
     problem_kind: ClassVar[str] = "pwa"
@@ -179,7 +181,6 @@ class PWASubgradientNonPrivate(_SubgradientMethod):
 
     name: ClassVar[str] = "pwa_subgradient_nonprivate"
     private: ClassVar[bool] = False
-    neighbouring: ClassVar[str] = "none"
 
     def release(self, problem, *, epsilon, runs, rng, ledger):
         return subgradient(

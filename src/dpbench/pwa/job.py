@@ -34,6 +34,7 @@ from dpbench.engine import identity_columns, provenance_columns
 from dpbench.errors import DpbenchError, PrivacyViolation
 from dpbench.privacy.accountant import Ledger, make_accountant
 from dpbench.privacy.events import ApproxDPEvent
+from dpbench.privacy.neighbouring import run_budget
 from dpbench.pwa.dataset import load_pwa_problem, problem_checksum
 from dpbench.pwa.mechanisms import Release
 from dpbench.pwa.problem import PWAProblem
@@ -91,7 +92,9 @@ def _ledger(cfg: RunConfig) -> Ledger | None:
     cls = algorithm_class(cfg.algorithm)
     if not cls.private:
         return None
-    return Ledger(cfg.privacy.eps, cfg.privacy.delta, make_accountant(cls.accountant))
+    algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
+    eps, delta, relation, _ = run_budget(algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring)  # native only
+    return Ledger(eps, delta, make_accountant(cls.accountant), neighbouring=relation)
 
 
 def _check_spend(cfg: RunConfig, ledger: Ledger | None, release: Release, block: int) -> tuple[float, float]:
