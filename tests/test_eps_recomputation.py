@@ -46,6 +46,7 @@ from dpbench.privacy.events import (
     PoissonSampledEvent,
     PrivacyEvent,
     PureDPEvent,
+    RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
     ZCDPEvent,
 )
@@ -262,6 +263,8 @@ def _one_of_each_event() -> list[PrivacyEvent]:
         PoissonSampledEvent(0.1, ComposedEvent((GaussianEvent(5.0), GaussianAboveThresholdEvent(3.0, 4.0)))),
         PoissonSampledEvent(0.5, SampledWithoutReplacementEvent(1, 7, PoissonSampledEvent(0.3, PureDPEvent(1 / 3)))),
         ComposedEvent((ComposedEvent((ZCDPEvent(1e-300), PureDPEvent(1e300))), ComposedEvent(()))),
+        RepeatAndSelectEvent(((PoissonSampledEvent(0.01, GaussianEvent(1.1)), 300), (LaplaceEvent(20.0), 1)), 10.0, 1.0),
+        RepeatAndSelectEvent(((GaussianEvent(4.0), 2),), 3.5, math.inf),
     ]
     return leaf + nested
 

@@ -30,6 +30,7 @@ from dpbench.privacy.events import (
     PoissonSampledEvent,
     PrivacyEvent,
     PureDPEvent,
+    RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
     ZCDPEvent,
 )
@@ -39,6 +40,7 @@ from dpbench.privacy.rdp import (
     CONVERSIONS,
     conversion_offsets,
     eps_from_offsets,
+    orders_for,
     rdp_gaussian,
     rdp_gaussian_above_threshold,
     rdp_laplace,
@@ -48,8 +50,8 @@ from dpbench.privacy.rdp import (
     rdp_pure,
     rdp_sampled_without_replacement,
     rdp_zcdp,
-    orders_for,
 )
+from dpbench.privacy.repeat_select import rdp_repeat_and_select
 from dpbench.privacy.zcdp import zcdp_epsilon
 
 Cost = float | np.ndarray
@@ -87,6 +89,7 @@ _EVENT_TYPES: dict[str, type[PrivacyEvent]] = {
     for cls in (
         GaussianEvent, LaplaceEvent, PureDPEvent, ZCDPEvent, LaplaceAboveThresholdEvent, GaussianAboveThresholdEvent,
         PoissonSampledEvent, SampledWithoutReplacementEvent, NonPrivateEvent, ComposedEvent, ApproxDPEvent,
+        RepeatAndSelectEvent,
     )
 }
 
@@ -255,6 +258,9 @@ class RDPAccountant(Accountant):
                 if check_rate(q) == 1.0:
                     return self._curve(inner, orders)
                 return rdp_sampled_without_replacement(q, lambda ls: self._curve(inner, ls), orders)
+            case RepeatAndSelectEvent(trial=trial, mean=mean, shape=shape):
+                curve = sum((check_count("count", n) * self._curve(e, orders) for e, n in trial), np.zeros(np.shape(orders)))
+                return rdp_repeat_and_select(orders, curve, mean, shape)
         raise self._unsupported(event)
 
     def zero(self) -> np.ndarray:

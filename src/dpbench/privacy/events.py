@@ -97,6 +97,19 @@ class ComposedEvent(PrivacyEvent):
 
 
 @dataclass(frozen=True)
+class RepeatAndSelectEvent(PrivacyEvent):
+    """A trial — the composition of ``trial``'s (event, count) pairs, e.g. one training run and its
+    noisy score — repeated a random number K of times with only the best trial released, K drawn from
+    a law of mean ``mean`` and shape ``shape`` (truncated negative binomial; 0 logarithmic, 1 geometric,
+    ∞ Poisson). Priced by the RDP accountant (:func:`~dpbench.privacy.repeat_select.rdp_repeat_and_select`,
+    Papernot & Steinke 2022); dp-accounting's ``RepeatAndSelectDpEvent``."""
+
+    trial: tuple[tuple[PrivacyEvent, int], ...]
+    mean: float
+    shape: float
+
+
+@dataclass(frozen=True)
 class ApproxDPEvent(PrivacyEvent):
     """A release whose only known guarantee is (ε, δ)-DP (e.g. objective perturbation, Kifer,
     Smith & Thakurta 2012 Thm 2); priced by basic composition of (ε, δ) pairs."""
