@@ -74,6 +74,12 @@ def test_accuracy_table_ranks_private_methods_only():
     assert "| a | 0.850 ± 0.071 (#1) |" in table
     assert "| b | 0.650 ± 0.071 (#2) |" in table
     assert "| nonprivate | 0.950 ± 0.000 |" in table
+    assert "mix neighbouring relations" not in table
+    one = accuracy_table(df.assign(neighbouring=["add_remove"] * 4 + ["none"] * 2))
+    assert "mix neighbouring relations" not in one
+    mixed = accuracy_table(df.assign(neighbouring=["add_remove"] * 2 + ["replace_one"] * 2 + ["none"] * 2))
+    assert mixed.startswith("**The ranks mix neighbouring relations** (each method at its own relation's ε, "
+                            "column `neighbouring`): `add_remove`: a; `replace_one`: b.")
 
 
 def _runs(accuracies):

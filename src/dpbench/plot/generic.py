@@ -64,8 +64,10 @@ def metrics_vs_eps(df: pd.DataFrame, rows: list[tuple[str, str]]) -> Figure:
 
 def accuracy_table(df: pd.DataFrame) -> str:
     """Markdown: per dataset and ε, every method's test accuracy (mean ± std over folds × reps) and
-    its rank among the private methods (#1 = best mean); references are listed unranked."""
-    lines = []
+    its rank among the private methods (#1 = best mean); references are listed unranked. When the
+    private methods ran under different neighbouring relations (``privacy.neighbouring=native``, or
+    rows from before one relation per run), the table opens by saying which ran under which."""
+    lines = relations_note(df)
     for dataset, here in df.groupby("dataset"):
         stats = (
             here.groupby(["algorithm", "eps"])
@@ -89,6 +91,18 @@ def accuracy_table(df: pd.DataFrame) -> str:
             lines.append(f"| {algorithm} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
+
+
+def relations_note(df: pd.DataFrame) -> list[str]:
+    """A markdown paragraph naming each neighbouring relation and its private methods, when the rows
+    mix relations (so that ranks across them are read as such); [] otherwise."""
+    if "neighbouring" not in df.columns:
+        return []
+    by_relation = df[df["private"].astype(bool)].groupby("neighbouring")["algorithm"].unique()
+    if len(by_relation) < 2:
+        return []
+    parts = "; ".join(f"`{relation}`: {', '.join(sorted(methods))}" for relation, methods in by_relation.items())
+    return [f"**The ranks mix neighbouring relations** (each method at its own relation's ε, column `neighbouring`): {parts}.", ""]
 
 
 def accuracy_vs_eps(df: pd.DataFrame) -> Figure:
