@@ -75,22 +75,26 @@ def accuracy_table(df: pd.DataFrame) -> str:
             .reset_index()
         )
         stats["rank"] = stats[stats["private"].astype(bool)].groupby("eps")["mean"].rank(ascending=False, method="min")
-        epsilons = sorted(stats["eps"].unique())
-        lines += [f"### {dataset}", "", "| method | " + " | ".join(f"ε = {e:g}" for e in epsilons) + " |"]
-        lines.append("|---" * (len(epsilons) + 1) + "|")
-        for algorithm, group in stats.groupby("algorithm"):
-            by_eps = group.set_index("eps")
-            cells = []
-            for e in epsilons:
-                if e not in by_eps.index:
-                    cells.append("—")
-                    continue
-                r = by_eps.loc[e]
-                rank = "" if pd.isna(r["rank"]) else f" (#{int(r['rank'])})"
-                cells.append(f"{r['mean']:.3f} ± {0.0 if pd.isna(r['std']) else r['std']:.3f}{rank}")
-            lines.append(f"| {algorithm} | " + " | ".join(cells) + " |")
-        lines.append("")
+
+        def cell(r) -> str:
+            rank = "" if pd.isna(r["rank"]) else f" (#{int(r['rank'])})"
+            return f"{r['mean']:.3f} ± {0.0 if pd.isna(r['std']) else r['std']:.3f}{rank}"
+
+        lines += method_by_eps_table(dataset, stats, cell)
     return "\n".join(lines)
+
+
+def method_by_eps_table(dataset: str, stats: pd.DataFrame, cell) -> list[str]:
+    """Markdown lines of one dataset's table: a row per ``algorithm`` of ``stats``, a column per ε,
+    each cell ``cell(row of stats)`` ("—" where the method did not run at that ε)."""
+    epsilons = sorted(stats["eps"].unique())
+    lines = [f"### {dataset}", "", "| method | " + " | ".join(f"ε = {e:g}" for e in epsilons) + " |",
+             "|---" * (len(epsilons) + 1) + "|"]
+    for algorithm, group in stats.groupby("algorithm"):
+        by_eps = group.set_index("eps")
+        cells = [cell(by_eps.loc[e]) if e in by_eps.index else "—" for e in epsilons]
+        lines.append(f"| {algorithm} | " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 def relations_note(df: pd.DataFrame) -> list[str]:

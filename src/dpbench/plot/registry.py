@@ -13,7 +13,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from dpbench.plot import chen_lee, generic, han, kuru, kusner, liu
+from dpbench.plot import chen_lee, generic, han, kuru, kusner, leaderboard, liu
 from dpbench.plot.io import load_jobs, load_results
 
 
@@ -51,6 +51,7 @@ FIGURES: dict[str, FigureRecipe] = {
         FigureRecipe("liu.fig3", "liu_dda Fig. 3: as Fig. 1 for the ℓ1-SVM, ε = 0.4 (experiment=liu_fig3), + summary with claims", liu.fig1, "liu_fig3", liu.summary, load_jobs),
         FigureRecipe("liu.fig4", "liu_dda Fig. 4: as Fig. 2 for the ℓ1-SVM (experiment=liu_fig4), + summary with claims", liu.fig2, "liu_fig4", liu.summary, load_jobs),
         FigureRecipe("kusner.fig1", "kusner_bo Fig. 1: multi-task GP log likelihood against k₁(V, V′), a line per validation size (experiment=kusner_fig1), + summary with claims", kusner.fig1, "kusner_fig1", kusner.summary),
+        FigureRecipe("leaderboard", "every private method ranked per dataset × ε (mean ± 95% CI), average rank, Friedman test and Nemenyi critical difference; refuses mixed relations or configurations", leaderboard.figure, "leaderboard", leaderboard.table),
         FigureRecipe("kusner.utility", "kusner_bo beyond the paper: |ṽ − max v_t|, validation and test accuracy of λ̃ against ε (experiment=kusner_utility or kusner_utility_logreg), + summary", kusner.utility, "kusner_utility", kusner.summary),
     )
 }

@@ -1,0 +1,100 @@
+"""The leaderboard: per-cell CIs and ranks, the Friedman test and Nemenyi CD by hand, refusals, the CLI."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dpbench.errors import DpbenchError
+from dpbench.plot.leaderboard import cell_statistics, check_comparable, figure, rank_test, table
+
+
+def _rows(means: dict[tuple[str, float, str], float], reps: int = 4, relation: str = "add_remove") -> pd.DataFrame:
+    """``reps`` rows per (dataset, ε, algorithm) at mean ± 0.01 (alternating), one config per cell."""
+    rows = []
+    for (dataset, eps, algorithm), mean in means.items():
+        for r in range(reps):
+            rows.append({"dataset": dataset, "eps": eps, "algorithm": algorithm, "test_accuracy": mean + (0.01 if r % 2 else -0.01),
+                         "private": algorithm not in ("nonprivate", "majority"), "neighbouring": relation,
+                         "config_hash": f"{algorithm}-{dataset}-{eps}"})
+    return pd.DataFrame(rows)
+
+
+ORDER = {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6}  # a always best
+CELLS = [(ds, e) for ds in ("x", "y") for e in (0.1, 0.4, 1.6)]
+
+
+def _board(swap_cd_in_y=False):
+    means = {}
+    for ds, e in CELLS:
+        for m, v in ORDER.items():
+            means[(ds, e, m)] = v
+        if swap_cd_in_y and ds == "y":
+            means[(ds, e, "c")], means[(ds, e, "d")] = 0.6, 0.7
+        means[(ds, e, "nonprivate")] = 0.95
+    return _rows(means)
+
+
+def test_cells_have_t_intervals_and_ranks_among_private_methods():
+    cells = cell_statistics(_board())
+    a = cells[(cells["algorithm"] == "a") & (cells["dataset"] == "x") & (cells["eps"] == 0.1)].iloc[0]
+    sd = np.std([0.89, 0.91, 0.89, 0.91], ddof=1)
+    assert a["mean"] == pytest.approx(0.9) and a["rank"] == 1.0
+    assert a["ci95"] == pytest.approx(stats.t.ppf(0.975, 3) * sd / 2)
+    assert cells.loc[cells["algorithm"] == "nonprivate", "rank"].isna().all()
+
+
+def test_friedman_and_nemenyi_by_hand():
+    """k = 4 methods, N = 6 cells; c and d swap places in dataset y. Demšar 2006: q_0.05(4) = 2.569,
+    CD = 2.569·√(4·5/36) = 1.915; χ²_F = 12N/(k(k+1))·(Σ R_j² − k(k+1)²/4)."""
+    test = rank_test(cell_statistics(_board(swap_cd_in_y=True)))
+    assert list(test["average_rank"].index) == ["a", "b", "c", "d"] or list(test["average_rank"].index) == ["a", "b", "d", "c"]
+    assert test["average_rank"]["a"] == 1.0 and test["average_rank"]["c"] == test["average_rank"]["d"] == 3.5
+    ranks = np.array([1.0, 2.0, 3.5, 3.5])
+    chi2 = 12 * 6 / (4 * 5) * (np.sum(ranks**2) - 4 * 25 / 4)
+    assert test["friedman_statistic"] == pytest.approx(chi2)
+    assert test["friedman_p"] == pytest.approx(stats.chi2.sf(chi2, 3))
+    assert test["critical_difference"] == pytest.approx(2.569 * math.sqrt(20 / 36), abs=2e-3)
+    text = table(_board(swap_cd_in_y=True))
+    assert "| 1 | a | 1.00 | yes |" in text and "| 2 | b | 2.00 | yes |" in text  # 2 − 1 < CD = 1.91
+    assert "| 3 | c | 3.50 | no |" in text or "| 3 | d | 3.50 | no |" in text
+    assert "neighbouring relation `add_remove`" in text and "### x" in text and "0.900 ± 0.018 (#1)" in text
+
+
+def test_incomplete_cells_are_left_out_of_the_test():
+    board = _board()
+    board = board[~((board["dataset"] == "y") & (board["eps"] == 1.6) & (board["algorithm"] == "d"))]
+    assert rank_test(cell_statistics(board))["blocks"] == 5
+
+
+def test_mixed_relations_or_configurations_are_refused():
+    mixed = pd.concat([_rows({("x", 0.1, "a"): 0.9}), _rows({("x", 0.1, "b"): 0.8}, relation="replace_one")])
+    with pytest.raises(DpbenchError, match=r"mix neighbouring relations: add_remove \(a\), replace_one \(b\)"):
+        check_comparable(mixed)
+    two_configs = _rows({("x", 0.1, "a"): 0.9})
+    two_configs.loc[0, "config_hash"] = "other"
+    with pytest.raises(DpbenchError, match="more than one configuration, e.g. a on x at ε = 0.1"):
+        table(two_configs)
+
+
+def test_figure_draws_average_ranks():
+    fig = figure(_board())
+    height = {t.get_text(): t.get_position()[1] for t in fig.axes[0].get_yticklabels()}
+    assert height["a"] > height["b"] > height["c"] > height["d"]  # the best at the top
+
+
+def test_cli_ranks_a_small_sweep(cli, tmp_path):
+    """End to end: a 3-method × 2-ε sweep on small synthetic data, then dpbench-plot leaderboard."""
+    sweep = tmp_path / "sweep"
+    run = cli(["-m", "algorithm=dp_sgd,dp_blgd,outpert_gd,nonprivate", "privacy.eps=0.5,2.0", "dataset.n=3000", "reps=2",
+               "progress=false", f"hydra.sweep.dir={sweep}"], tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    plot = cli(["leaderboard", str(sweep), "--out", str(tmp_path / "f")], tmp_path, module="dpbench.plot")
+    assert plot.returncode == 0, plot.stderr
+    text = (tmp_path / "f" / "leaderboard.md").read_text()
+    assert "3 private methods, 2 complete (dataset, ε) cells" in text and "| nonprivate |" in text
+    assert (tmp_path / "f" / "leaderboard.png").stat().st_size > 5_000
