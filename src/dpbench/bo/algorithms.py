@@ -96,7 +96,10 @@ class BOAlgorithm(Algorithm):
     paper: ClassVar[str] = "kusner_bo"
     accountant: ClassVar[str] = "approx"
     relations: ClassVar[dict[str, str]] = {"add_remove": "native"}
-    relation_reason: ClassVar[str] = "group privacy is not wired into the kusner_bo jobs yet"
+    relation_reason: ClassVar[str] = (
+        "its δ is the probability, over the draw of V, that a sensitivity bound fails (Thms 1, 3, 5), "
+        "and group privacy for that notion is not established here"
+    )
     privacy_unit: ClassVar[str] = "validation_row"
     problem_kind: ClassVar[str] = "bo"
     supported_losses: ClassVar[frozenset[str]] = frozenset({BO_LOSS})
