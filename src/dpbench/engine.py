@@ -260,7 +260,10 @@ def identity_columns(cfg: RunConfig) -> dict[str, Any]:
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
     accountant = algorithm.accountant  # some methods choose it by a hyper-parameter
     relation, mode = resolve(algorithm, cfg.privacy.neighbouring)
-    run_rules = run_ledger(algorithm, cfg)[0].accountant if cls.private else None
+    run_rules = None
+    if cls.private:
+        eps, delta, _, _ = run_budget(algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring)
+        run_rules = run_accountant(algorithm, cfg, eps, delta)
     return {
         "paper": cls.paper,
         "algorithm": cfg.algorithm,
