@@ -24,8 +24,6 @@ import pytest
 from dpbench.algorithms.registry import ALGORITHMS, make_algorithm
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
-from dpbench.results import read_column_classes
-from dpbench.schema import column_classes
 from dpbench.privacy import events as events_module
 from dpbench.privacy.accountant import (
     Ledger,
@@ -46,12 +44,15 @@ from dpbench.privacy.events import (
     PoissonSampledEvent,
     PrivacyEvent,
     PureDPEvent,
+    RenyiBoundEvent,
     RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
     ZCDPEvent,
 )
 from dpbench.privacy.rdp import DEFAULT_ORDERS, FILTER_ORDERS, eps_from_rdp
 from dpbench.privacy.zcdp import zcdp_epsilon
+from dpbench.results import read_column_classes
+from dpbench.schema import column_classes
 
 RTOL = 1e-9
 EPS, DELTA = 0.8, 1e-7
@@ -70,6 +71,10 @@ VARIANTS = {
     "dp_blsgd-exact-gaussian": ("dp_blsgd", ("algorithm.amplification=exact", "algorithm.noise=gaussian")),
     "dp_blgd-gaussian-prop1": ("dp_blgd", ("algorithm.noise=gaussian", "privacy.conversion=prop1")),
     "dp_dda-theorem1": ("dp_dda", ("algorithm.noise=theorem1", "privacy.eps=0.1", "privacy.delta=0.2")),
+    # private tuning: one RepeatAndSelectEvent on a one-order RDP ledger, whatever the method composes in
+    "dp_sgd-tuned": ("dp_sgd", ("tuning=private",)),
+    "dp_agd-tuned": ("dp_agd", ("tuning=private",)),
+    "dp_gd-tuned": ("dp_gd", ("tuning=private",)),
 }
 
 PRIVATE = sorted(name for name, cls in ALGORITHMS.items() if cls.private)
@@ -191,6 +196,8 @@ def test_reported_eps_equals_recomputation_from_recorded_releases(compose_run_co
     cfg, results, ledgers = _run(compose_run_config, tmp_path, name, extra)
     assert len(results) > 0 and results["private"].all()
     declared = make_algorithm(cfg.algorithm, cfg.algorithm_params).accountant  # some choose it by a hyper-parameter
+    if cfg.tuning.mode == "private":  # the run's ledger prices the whole repeat-and-select in RDP at one order
+        declared = "rdp"
     for (_, row), summary in zip(results.iterrows(), _summary_of_each_row(results, ledgers)):
         assert summary["accountant"] == row["accountant"] == declared
         assert (summary["epsilon"], summary["delta"]) == (cfg.privacy.eps, cfg.privacy.delta)
@@ -254,7 +261,7 @@ def test_non_private_algorithms_report_infinite_eps(compose_run_config, tmp_path
 def _one_of_each_event() -> list[PrivacyEvent]:
     leaf = [
         GaussianEvent(1.3), LaplaceEvent(0.7), PureDPEvent(0.25), ZCDPEvent(0.01), LaplaceAboveThresholdEvent(0.2, 0.1),
-        GaussianAboveThresholdEvent(2.0, 3.0), NonPrivateEvent(), ApproxDPEvent(0.5, 1e-9),
+        GaussianAboveThresholdEvent(2.0, 3.0), NonPrivateEvent(), ApproxDPEvent(0.5, 1e-9), RenyiBoundEvent(64.0, 0.03),
     ]
     nested = [
         PoissonSampledEvent(0.01, GaussianEvent(1.1)),
@@ -265,6 +272,7 @@ def _one_of_each_event() -> list[PrivacyEvent]:
         ComposedEvent((ComposedEvent((ZCDPEvent(1e-300), PureDPEvent(1e300))), ComposedEvent(()))),
         RepeatAndSelectEvent(((PoissonSampledEvent(0.01, GaussianEvent(1.1)), 300), (LaplaceEvent(20.0), 1)), 10.0, 1.0),
         RepeatAndSelectEvent(((GaussianEvent(4.0), 2),), 3.5, math.inf),
+        RepeatAndSelectEvent(((RenyiBoundEvent(64.0, 0.03), 1),), 4.0, 1.0),
     ]
     return leaf + nested
 

@@ -30,7 +30,7 @@ from omegaconf import DictConfig, OmegaConf
 from dpbench.config import config_dir, default_cache_dir, group_choices
 from dpbench.errors import ConfigError, DpbenchError
 
-GROUPS = ("dataset", "algorithm", "model", "privacy", "experiment")
+GROUPS = ("dataset", "algorithm", "model", "privacy", "tuning", "experiment")
 
 
 def _job_dir_name(override_dirname: str) -> str:

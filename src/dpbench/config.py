@@ -154,6 +154,46 @@ class BOConfig:
             )
 
 
+TUNING_MODES = ("fixed", "private", "oracle")
+
+
+@dataclass(frozen=True)
+class TuningConfig:
+    """How the method's hyper-parameters are chosen (the ``tuning`` group, :mod:`dpbench.tuning`):
+    ``fixed`` (the YAML's values), ``private`` (Papernot & Steinke's repeat-and-select over ``grid``:
+    K trials with E[K] = ``trials_mean`` and law shape ``trials_shape`` — 1 geometric, 0 logarithmic,
+    inf Poisson — each trained on the training fold minus a ``validation_fraction`` held out for its
+    noisy score, which gets ``score_share`` of the trial's budget) or ``oracle`` (every grid point with
+    the whole budget, the best on the test fold: not private). ``grid`` is the method's ``tuning_grid``."""
+
+    mode: str = "fixed"
+    trials_mean: float = 4.0
+    trials_shape: float = 1.0
+    validation_fraction: float = 0.2
+    score_share: float = 0.2
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.mode not in TUNING_MODES:
+            raise ConfigError(f"tuning.mode must be one of {', '.join(TUNING_MODES)}, got {self.mode!r}")
+        if not (math.isfinite(self.trials_mean) and self.trials_mean >= 1.0):
+            raise ConfigError(f"tuning.trials_mean must be finite and ≥ 1, got {self.trials_mean}")
+        if not self.trials_shape >= 0.0:
+            raise ConfigError(f"tuning.trials_shape must be ≥ 0 (1 geometric, 0 logarithmic, inf Poisson), got {self.trials_shape}")
+        if not 0.0 < self.validation_fraction < 1.0:
+            raise ConfigError(f"tuning.validation_fraction must be in (0, 1), got {self.validation_fraction}")
+        if not 0.0 < self.score_share < 1.0:
+            raise ConfigError(f"tuning.score_share must be in (0, 1), got {self.score_share}")
+
+    def semantic(self) -> dict[str, Any]:
+        """What determines the numbers: nothing but the mode under ``fixed``; the grid always."""
+        if self.mode == "fixed":
+            return {"mode": "fixed"}
+        if self.mode == "oracle":
+            return {"mode": "oracle", "grid": self.grid}
+        return asdict(self)
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """Everything one dpbench job needs, validated."""
@@ -179,6 +219,7 @@ class RunConfig:
     experiment: str | None = None
     variant: str | None = None
     bo: BOConfig | None = None
+    tuning: TuningConfig = field(default_factory=TuningConfig)
 
     def __post_init__(self) -> None:
         if self.seed < 0:
@@ -226,7 +267,7 @@ class RunConfig:
             dataset=dataset_name,
             dataset_options={k: v for k, v in dataset.items() if k != "name"},
             algorithm=algorithm_name,
-            algorithm_params={k: v for k, v in algorithm.items() if k != "name"},
+            algorithm_params={k: v for k, v in algorithm.items() if k not in ("name", "tuning_grid")},
             model=_model_config(model, model_name, algorithm_name),
             privacy=PrivacyConfig(
                 eps=_number(privacy.get("eps"), "privacy.eps"),
@@ -250,6 +291,7 @@ class RunConfig:
             experiment=cfg.get("experiment_name"),
             variant=cfg.get("variant"),
             bo=_bo_config(cfg) if model.get("loss") == BO_LOSS else None,
+            tuning=_tuning_config(cfg, algorithm),
         )
         algorithm_instance = make_algorithm(run.algorithm, run.algorithm_params)  # validates the hyper-parameters
         if run.bo is not None and run.bo.target not in algorithm_instance.targets:
@@ -265,6 +307,7 @@ class RunConfig:
                 "outside dpbench.privacy.mechanisms; use privacy.sampler=numpy"
             )
         _check_relation(run, algorithm_instance)
+        _check_tuning(run, algorithm_instance)
         if run.dataset in PWA_DATASETS:
             load_pwa_problem(run.dataset, run.dataset_options)  # validates the instance's options
         return run
@@ -285,6 +328,9 @@ class RunConfig:
             d["privacy"].pop("neighbouring")
         from dpbench.data.registry import scales_features
 
+        d["tuning"] = self.tuning.semantic()
+        if self.tuning.mode == "fixed":  # keeps the hashes of jobs from before the tuning group existed
+            d.pop("tuning")
         if not scales_features(self.dataset, self.dataset_options):  # nothing to scale: those hashes stay as they were
             d.pop("scaling")
         return d
@@ -306,6 +352,58 @@ def _check_relation(run: RunConfig, algorithm) -> None:
             f"algorithm {run.algorithm} does not support privacy.neighbouring={run.privacy.neighbouring}: "
             f"{algorithm.relation_reason}; use {choices}"
         )
+
+
+def _tuning_config(cfg: DictConfig, algorithm: dict[str, Any]) -> TuningConfig:
+    """The ``tuning`` section (absent: ``fixed``) with the method's ``tuning_grid``; unknown keys are named."""
+    section = _section(cfg, "tuning") if cfg.get("tuning") is not None else {}
+    valid = {f.name for f in dataclasses.fields(TuningConfig)} - {"grid"}
+    unknown = sorted(set(section) - valid)
+    if unknown:
+        raise ConfigError(f"tuning.{unknown[0]} is not a tuning setting; valid: {', '.join(sorted(valid))}")
+    grid = algorithm.get("tuning_grid") or {}
+    if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
+        raise ConfigError(f"algorithm.tuning_grid must map hyper-parameters to non-empty lists, got {grid!r}")
+    values: dict[str, Any] = {"grid": grid}
+    if "mode" in section:
+        values["mode"] = _str(section, "mode", "tuning")
+    for key in valid - {"mode"}:
+        if key in section:
+            values[key] = _number(section[key], f"tuning.{key}")
+    return TuningConfig(**values)
+
+
+def _check_tuning(run: RunConfig, algorithm) -> None:
+    """Refuse tuning the method cannot do, in one line: a grid value it rejects, private tuning of a
+    family other than GLM, of a method without a Rényi curve or one meeting the relation by group privacy."""
+    from dpbench.algorithms.registry import make_algorithm
+    from dpbench.privacy.neighbouring import resolve
+    from dpbench.privacy.trial_budget import TUNABLE_ACCOUNTANTS
+
+    for key, values in run.tuning.grid.items():
+        if key not in run.algorithm_params:
+            raise ConfigError(f"algorithm.tuning_grid.{key} is not a hyper-parameter of {run.algorithm}")
+        for value in values:
+            try:
+                make_algorithm(run.algorithm, {**run.algorithm_params, key: value})
+            except ConfigError as exc:
+                raise ConfigError(f"algorithm.tuning_grid.{key}: {exc}") from None
+    mode = run.tuning.mode
+    if mode == "fixed":
+        return
+    if algorithm.problem_kind != "glm":
+        raise ConfigError(f"tuning={mode} is for the linear-model methods; {run.algorithm} tunes within its own job")
+    if mode == "private" and run.tuning.grid and algorithm.private:
+        if algorithm.accountant not in TUNABLE_ACCOUNTANTS:
+            raise ConfigError(
+                f"tuning=private cannot tune {run.algorithm}: its ledger composes {algorithm.accountant} (ε, δ) pairs, "
+                "which have no Rényi curve for repeat-and-select; use tuning=fixed or tuning=oracle"
+            )
+        if resolve(algorithm, run.privacy.neighbouring)[1] != "native":
+            raise ConfigError(
+                f"tuning=private needs {run.algorithm} to meet privacy.neighbouring={run.privacy.neighbouring} natively "
+                "(group privacy has no Rényi curve here); use its native relation or tuning=fixed"
+            )
 
 
 _KIND_COMBINATIONS = {

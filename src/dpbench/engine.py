@@ -16,7 +16,6 @@ import json
 import logging
 import math
 import platform
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
@@ -52,6 +51,7 @@ from dpbench.results import (
     write_parquet,
 )
 from dpbench.schema import column_classes
+from dpbench.tuning import FitContext, fit, trial_budget
 
 log = logging.getLogger("dpbench")
 
@@ -164,22 +164,16 @@ def _run_glm(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]
 
 
 def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: int, rep: int, fstar: float, identity: dict):
-    rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, fold, rep]))
-    problem = _problem(split.X_train, split.y_train, cfg, dataset, public_row_norm(dataset, cfg), split.public_n)
-    cls = algorithm_class(cfg.algorithm)
-    ledger, reported = None, _identity
-    if cls.private:
-        ledger, reported = run_ledger(algorithm, cfg)
-    tracer = Tracer(
-        problem, ledger, every=cfg.trace_every, test=(split.X_test, split.y_test), nonprivate=cfg.trace_nonprivate,
-        reported_eps=reported,
+    row_norm = public_row_norm(dataset, cfg)
+    problem = _problem(split.X_train, split.y_train, cfg, dataset, row_norm, split.public_n)
+    context = FitContext(
+        cfg=cfg, split=split, fold=fold, rep=rep, problem=problem,
+        make_problem=lambda X, y, public_n: _problem(X, y, cfg, dataset, row_norm, public_n),
+        make_ledger=lambda method: run_ledger(method, cfg),
+        accountant_options=lambda method: accountant_options(method, cfg),
     )
-
-    start = time.perf_counter()
-    result = algorithm.fit(problem, ledger, rng, tracer)
-    wall = time.perf_counter() - start
-
-    eps_spent = reported(ledger.eps_spent) if ledger is not None else math.inf
+    fitted = fit(algorithm, context)
+    result, ledger, eps_spent, tracer = fitted.result, fitted.ledger, fitted.eps_spent, fitted.tracer
     if ledger is not None and not eps_spent <= cfg.privacy.eps:
         raise PrivacyViolation(f"{cfg.algorithm} spent ε = {eps_spent!r} > budget {cfg.privacy.eps!r} (fold {fold}, rep {rep})")
     if result.w is not None and not np.all(np.isfinite(result.w)):
@@ -199,13 +193,14 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
         "suboptimality": train_obj - fstar,
         "fstar": fstar,
         "n_iterations": int(result.n_iterations),
-        "grad_evals": problem.counts.grad_evals,
-        "obj_evals": problem.counts.obj_evals,
-        "wall_time_s": wall,
-        "n_train": problem.n,
+        "grad_evals": fitted.problem.counts.grad_evals,
+        "obj_evals": fitted.problem.counts.obj_evals,
+        "wall_time_s": fitted.wall,
+        "n_train": fitted.problem.n,
         "n_test": int(split.y_test.shape[0]),
         "dim": problem.dim,
         **provenance_columns(cfg, dataset.checksum, dataset.info["scaling"]),
+        **fitted.columns,
     }
     trace = pd.DataFrame(tracer.rows) if tracer.rows else pd.DataFrame(columns=TRACE_COLUMNS[2:], dtype=float)
     trace.insert(0, "rep", rep)
@@ -214,6 +209,8 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
     trace["dataset"] = cfg.dataset
     trace["eps"] = cfg.privacy.eps
     summary = ledger.summary() if ledger is not None else {"accountant": "none", "eps_spent": math.inf}
+    if fitted.info:
+        summary["tuning"] = fitted.info
     return row, trace, summary
 
 
@@ -239,16 +236,22 @@ def run_accountant(algorithm, cfg: RunConfig, eps: float | None = None, delta: f
     (:func:`~dpbench.privacy.filter.filter_accountant`)."""
     eps = cfg.privacy.eps if eps is None else eps
     delta = cfg.privacy.delta if delta is None else delta
-    options = algorithm.accountant_options()
-    if algorithm.accountant == "rdp" and cfg.privacy.sampler == "secure":
-        # the exact subsampled-Gaussian bound (Mironov, Talwar & Zhang 2019) is proven for continuous noise;
-        # chen_lee's Lemma 4 holds for any mechanism with the discrete Gaussian's (smaller) RDP curve
-        options["gaussian_amplification"] = "lemma4"
+    options = accountant_options(algorithm, cfg)
     if algorithm.accountant != "rdp":
         return make_accountant(algorithm.accountant, **options)
     if algorithm.adaptive_stopping:
         return filter_accountant(algorithm.planned_step(eps), eps, delta, **options)
     return make_accountant("rdp", conversion=cfg.privacy.conversion, **options)
+
+
+def accountant_options(algorithm, cfg: RunConfig) -> dict[str, Any]:
+    """The method's accountant options, with the subsampled Gaussian priced by chen_lee Lemma 4 under
+    the secure sampler (the exact bound of Mironov, Talwar & Zhang 2019 is proven for continuous
+    noise; Lemma 4 holds for any mechanism with the discrete Gaussian's smaller RDP curve)."""
+    options = algorithm.accountant_options()
+    if algorithm.accountant == "rdp" and cfg.privacy.sampler == "secure":
+        options["gaussian_amplification"] = "lemma4"
+    return options
 
 
 def identity_columns(cfg: RunConfig) -> dict[str, Any]:
@@ -260,10 +263,14 @@ def identity_columns(cfg: RunConfig) -> dict[str, Any]:
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
     accountant = algorithm.accountant  # some methods choose it by a hyper-parameter
     relation, mode = resolve(algorithm, cfg.privacy.neighbouring)
-    run_rules = None
+    run_rules, rule = None, "none"
     if cls.private:
         eps, delta, _, _ = run_budget(algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring)
         run_rules = run_accountant(algorithm, cfg, eps, delta)
+        rule = stopping_rule(run_rules, algorithm.adaptive_stopping)
+        if cfg.tuning.mode == "private" and cfg.tuning.grid:  # the run's ledger prices one repeat-and-select
+            run_rules = trial_budget(algorithm, cfg).accountant()
+            accountant, rule = "rdp", f"repeat_and_select(alpha={run_rules.orders[0]:g})"
     return {
         "paper": cls.paper,
         "algorithm": cfg.algorithm,
@@ -280,7 +287,7 @@ def identity_columns(cfg: RunConfig) -> dict[str, Any]:
         "accountant": accountant if cls.private else "none",
         "conversion": getattr(run_rules, "conversion", cfg.privacy.conversion),
         "sampler": cfg.privacy.sampler if cls.private else "none",
-        "stopping_rule": stopping_rule(run_rules, algorithm.adaptive_stopping) if cls.private else "none",
+        "stopping_rule": rule,
     }
 
 
@@ -293,7 +300,7 @@ def provenance_columns(cfg: RunConfig, dataset_checksum: str, scaling: str = "no
         "variant": cfg.variant,
         "params": json.dumps(cfg.algorithm_params, sort_keys=True),
         "scaling": scaling,
-        "guarantee_valid": scaling != "whole_file",
+        "guarantee_valid": scaling != "whole_file" and cfg.tuning.mode != "oracle",
         "dataset_checksum": dataset_checksum,
         "config_hash": cfg.config_hash,
         "dpbench_version": __version__,

@@ -318,4 +318,5 @@ def test_yaml_lists_every_hyper_parameter_with_its_default(cls):
     assert full["data"] == {"row_norm": 1.0}  # selecting the method clips rows to its public bound
     conf = full["algorithm"]
     assert conf.pop("name") == cls.name
+    assert set(conf.pop("tuning_grid")) <= set(vars(cls()))  # tuning=private / oracle search these
     assert conf == {k: v for k, v in vars(cls()).items()}

@@ -98,3 +98,61 @@ def test_cli_ranks_a_small_sweep(cli, tmp_path):
     text = (tmp_path / "f" / "leaderboard.md").read_text()
     assert "3 private methods, 2 complete (dataset, ε) cells" in text and "| nonprivate |" in text
     assert (tmp_path / "f" / "leaderboard.png").stat().st_size > 5_000
+
+
+def _tuned_board() -> pd.DataFrame:
+    """_board() in three tuning modes: private a little below fixed, oracle above, c's oracle not private."""
+    modes = []
+    for mode, shift in (("private", -0.02), ("fixed", 0.0), ("oracle", 0.01)):
+        rows = _board()
+        rows["test_accuracy"] += np.where(rows["private"], shift, 0.0)
+        rows["tuning"] = mode
+        rows["guarantee_valid"] = mode != "oracle"
+        rows["config_hash"] += f"-{mode}"
+        modes.append(rows)
+    return pd.concat(modes, ignore_index=True)
+
+
+def test_each_tuning_mode_is_ranked_apart_and_the_oracle_is_never_ranked():
+    board = _tuned_board()
+    cells = cell_statistics(board)
+    assert cells.loc[cells["tuning"] == "oracle", "rank"].isna().all()
+    assert rank_test(cells)["mode"] == "private" and rank_test(cells, mode="fixed")["blocks"] == 6
+    text = table(board)
+    assert "tuning: private, fixed, oracle" in text
+    assert "| # | method | average rank (private) | within CD (private) | average rank (fixed) | within CD (fixed) |" in text
+    assert "| a | 0.880 | 0.900 | 0.910 | -0.020 | +0.030 | +0.010 | 6 |" in text  # what tuning costs
+    assert "| method | ε = 0.1 private | ε = 0.1 fixed | ε = 0.1 oracle |" in text
+    assert "0.910 ± 0.018 |" in text and "0.910 ± 0.018 (#" not in text  # the oracle cell has no rank
+    fig = figure(board)
+    assert {t.get_text() for t in fig.axes[0].get_legend().get_texts()} >= {"tuning=private", "tuning=fixed"}
+
+
+def test_a_mode_with_two_configurations_is_refused():
+    board = _tuned_board()
+    board.loc[board.index[0], "config_hash"] = "other"
+    with pytest.raises(DpbenchError, match="tuning=private"):
+        check_comparable(board)
+
+
+def test_ci_runs_the_leaderboard_preset_with_private_tuning_end_to_end(cli, tmp_path):
+    """experiment=leaderboard, shrunk: synthetic data, 2 methods + references, 2 ε, E[K] = 2, 2 folds; then
+    dpbench-plot leaderboard. Every row within budget; oracle rows marked; private rows paid for tuning."""
+    sweep = tmp_path / "sweep"
+    run = cli(["-m", "experiment=leaderboard", "dataset=synthetic_logreg", "dataset.n=3000",
+               "algorithm=dp_sgd,outpert_gd,dp_gd,nonprivate", "privacy.eps=0.5,2.0", "cv.folds=2", "++tuning.trials_mean=2",
+               "progress=false", f"hydra.sweep.dir={sweep}"], tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = pd.concat([pd.read_parquet(p) for p in sweep.glob("*/results.parquet")], ignore_index=True)
+    assert len(rows) == 4 * 2 * 3 * 2 and set(rows["tuning"]) == {"private", "fixed", "oracle"}
+    private = rows[rows["private"]]
+    assert (private["eps_spent"] <= private["eps"]).all() and (private["neighbouring"] == "add_remove").all()
+    assert (~rows.loc[rows["tuning"] == "oracle", "guarantee_valid"]).all()
+    tuned = private[(private["tuning"] == "private")]
+    assert (tuned["eps_tuning"] > 0).all() and (tuned["eps_train"] < tuned["eps"]).all()
+    plot = cli(["leaderboard", str(sweep), "--out", str(tmp_path / "f")], tmp_path, module="dpbench.plot")
+    assert plot.returncode == 0, plot.stderr
+    text = (tmp_path / "f" / "leaderboard.md").read_text()
+    assert "3 private methods, 2 complete (dataset, ε) cells, neighbouring relation `add_remove`" in text
+    assert "tuning: private, fixed, oracle" in text and "### What tuning costs" in text
+    assert (tmp_path / "f" / "leaderboard.png").stat().st_size > 5_000

@@ -19,6 +19,7 @@ from dpbench.audit import algorithm_targets as alg
 from dpbench.audit import controls as ctl
 from dpbench.audit import secure_targets as sec
 from dpbench.audit import targets as prim
+from dpbench.audit import tuning_target as tun
 from dpbench.audit.core import (
     DEFAULT_N,
     FAMILY_ALPHA,
@@ -49,6 +50,7 @@ TARGETS: dict[str, Callable[[], Target]] = {
     "objective_perturbation": alg.objective_perturbation_target,
     "bo_v_tilde": alg.bo_value_target,
     "bo_lambda_tilde": alg.bo_lambda_target,
+    "tuning_repeat_and_select": tun.repeat_and_select_target,
     "secure_laplace": sec.secure_laplace_target,
     "secure_gaussian": sec.secure_gaussian_target,
     "secure_report_noisy_max": sec.secure_report_noisy_max_target,
@@ -66,6 +68,7 @@ CONTROLS: dict[str, Callable[[], Target]] = {
     "control_laplace_l2_calibrated": ctl.laplace_l2_calibrated,
     "control_laplace_noise_reused": ctl.laplace_noise_reused,
     "control_numpy_laplace_float_hole": ctl.numpy_laplace_float_hole,
+    "control_tuning_score_unnoised": tun.repeat_and_select_unnoised_score,
 }
 """Deliberately broken mechanisms: each MUST be a violation."""
 

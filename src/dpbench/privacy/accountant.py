@@ -30,6 +30,7 @@ from dpbench.privacy.events import (
     PoissonSampledEvent,
     PrivacyEvent,
     PureDPEvent,
+    RenyiBoundEvent,
     RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
     ZCDPEvent,
@@ -89,7 +90,7 @@ _EVENT_TYPES: dict[str, type[PrivacyEvent]] = {
     for cls in (
         GaussianEvent, LaplaceEvent, PureDPEvent, ZCDPEvent, LaplaceAboveThresholdEvent, GaussianAboveThresholdEvent,
         PoissonSampledEvent, SampledWithoutReplacementEvent, NonPrivateEvent, ComposedEvent, ApproxDPEvent,
-        RepeatAndSelectEvent,
+        RepeatAndSelectEvent, RenyiBoundEvent,
     )
 }
 
@@ -258,6 +259,9 @@ class RDPAccountant(Accountant):
                 if check_rate(q) == 1.0:
                     return self._curve(inner, orders)
                 return rdp_sampled_without_replacement(q, lambda ls: self._curve(inner, ls), orders)
+            case RenyiBoundEvent(order=order, rdp=rho):
+                check_positive("order", order - 1.0)
+                return np.where(np.asarray(orders) <= order, check_positive("rdp", rho), np.inf)
             case RepeatAndSelectEvent(trial=trial, mean=mean, shape=shape):
                 curve = sum((check_count("count", n) * self._curve(e, orders) for e, n in trial), np.zeros(np.shape(orders)))
                 return rdp_repeat_and_select(orders, curve, mean, shape)
@@ -461,6 +465,12 @@ class Ledger:
     @property
     def eps_spent(self) -> float:
         return self._eps_spent
+
+    @property
+    def total_cost(self) -> Cost:
+        """Σ_e n_e·cost(e) so far in the accountant's units (an RDP curve over its orders, ρ, ε, or
+        (ε, δ)), before the conversion to ε."""
+        return self._partial_sums[-1] if self._partial_sums else self._accountant.zero()
 
     @property
     def entries(self) -> list[LedgerEntry]:

@@ -97,6 +97,17 @@ class ComposedEvent(PrivacyEvent):
 
 
 @dataclass(frozen=True)
+class RenyiBoundEvent(PrivacyEvent):
+    """Any mechanism proven (``order``, ``rdp``)-RDP at one order α, hence at every order ≤ α (RDP is
+    non-decreasing in the order) and unknown above it: a run whose ledger was a Rényi filter at α with
+    budget ``rdp`` (Feldman & Zrnic 2021 Thm 3.1), e.g. one trial of private hyper-parameter tuning
+    (:mod:`dpbench.privacy.trial_budget`). Priced by the RDP accountant only."""
+
+    order: float
+    rdp: float
+
+
+@dataclass(frozen=True)
 class RepeatAndSelectEvent(PrivacyEvent):
     """A trial — the composition of ``trial``'s (event, count) pairs, e.g. one training run and its
     noisy score — repeated a random number K of times with only the best trial released, K drawn from
