@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from dpbench.errors import DpbenchError
-from dpbench.plot.leaderboard import cell_statistics, check_comparable, figure, rank_test, table
+from dpbench.plot.leaderboard import cell_statistics, check_comparable, claim_lines, figure, rank_test, table
 
 
 def _rows(means: dict[tuple[str, float, str], float], reps: int = 4, relation: str = "add_remove") -> pd.DataFrame:
@@ -156,3 +156,18 @@ def test_ci_runs_the_leaderboard_preset_with_private_tuning_end_to_end(cli, tmp_
     assert "3 private methods, 2 complete (dataset, ε) cells, neighbouring relation `add_remove`" in text
     assert "tuning: private, fixed, oracle" in text and "### What tuning costs" in text
     assert (tmp_path / "f" / "leaderboard.png").stat().st_size > 5_000
+
+
+def test_the_papers_claims_are_checked_per_ranked_mode():
+    """chen_lee's "DP-BLSGD and DP-BLGD beat DP-AGD" and kuru_acc's "-opt variants are the best two",
+    computed from the rows of one tuning mode."""
+    means = {}
+    for e in (0.1, 1.6):
+        means.update({("x", e, "dp_agd"): 0.80, ("x", e, "dp_blsgd"): 0.82 if e == 0.1 else 0.78, ("x", e, "dp_blgd"): 0.85,
+                      ("x", e, "majority"): 0.75})
+        means.update({("x", e, m): 0.7 + 0.01 * i for i, m in enumerate(("dp_gd", "dp_hb", "dp_nag", "dp_masg", "dp_nag_opt",
+                                                                         "dp_masg_opt"))})
+    text = "\n".join(claim_lines(_rows(means), "fixed"))
+    assert "- dp_blsgd beats dp_agd in 1 of 2 settings: holds in part; not at x ε = 1.6 (0.780 vs 0.800)" in text
+    assert "- dp_blgd beats dp_agd in 2 of 2 settings: holds" in text
+    assert "- the two -opt methods are the top two in 2 of 2 settings: holds" in text

@@ -110,9 +110,9 @@ def comparison_table(df: pd.DataFrame) -> str:
     ranks = private.groupby(["dataset", "eps", "algorithm"])["test_accuracy"].mean()
     ranks = ranks.groupby(level=["dataset", "eps"]).rank(ascending=False, method="min")
     lines = [accuracy_table(df), "## chen_lee's claims, checked against these runs", ""]
-    lines += _claim_beats(means, ("dp_blsgd", "dp_blgd"), "dp_agd")
+    lines += claim_beats(means, ("dp_blsgd", "dp_blgd"), "dp_agd")
     lines += _claim_wins(ranks, means, "outpert_rsgd", "bank")
-    lines += _claim_weak_at_small_eps(ranks, means, ("objpert", "dp_sgd"))
+    lines += claim_weak_at_small_eps(ranks, means, ("objpert", "dp_sgd"))
     return "\n".join(lines) + "\n"
 
 
@@ -122,7 +122,9 @@ def _settings(means: pd.Series, *algorithms: str) -> list[tuple[str, float]]:
     return [key for key, names in have.items() if set(algorithms) <= names]
 
 
-def _claim_beats(means: pd.Series, winners: tuple[str, ...], loser: str) -> list[str]:
+def claim_beats(means: pd.Series, winners: tuple[str, ...], loser: str) -> list[str]:
+    """Markdown lines checking "``winners`` outperform ``loser``" on ``means`` (indexed by dataset, ε,
+    algorithm): per winner, the settings it wins and the ones it loses, with the numbers."""
     lines = [f"**\"{' and '.join(winners)} outperform {loser}\"** (mean test accuracy, per dataset and ε):", ""]
     for winner in winners:
         settings = _settings(means, winner, loser)
@@ -159,7 +161,9 @@ def _claim_wins(ranks: pd.Series, means: pd.Series, algorithm: str, dataset: str
     return lines + [f"- {algorithm} is first at {len(first)} of {len(cells)} ε: {verdict}. {detail}", ""]
 
 
-def _claim_weak_at_small_eps(ranks: pd.Series, means: pd.Series, algorithms: tuple[str, ...]) -> list[str]:
+def claim_weak_at_small_eps(ranks: pd.Series, means: pd.Series, algorithms: tuple[str, ...]) -> list[str]:
+    """Markdown lines checking "``algorithms`` are weak at small ε": at each dataset's two smallest ε,
+    rank among the private methods (``ranks``) and accuracy against the majority class (``means``)."""
     lines = [f"**\"{' and '.join(algorithms)} are weak at small ε\"** (at the two smallest ε of each "
              "dataset: rank among the private methods, and accuracy against the majority class):", ""]
     for dataset, here in ranks.groupby(level="dataset"):

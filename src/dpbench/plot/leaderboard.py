@@ -30,8 +30,11 @@ from matplotlib.figure import Figure  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from dpbench.errors import DpbenchError  # noqa: E402
+from dpbench.plot.chen_lee import claim_beats, claim_weak_at_small_eps  # noqa: E402
 
 CELL = ["dataset", "eps"]
+KURU = ("dp_gd", "dp_hb", "dp_nag", "dp_nag_opt", "dp_masg", "dp_masg_opt")
+KURU_OPT = ("dp_nag_opt", "dp_masg_opt")
 MODES = ("private", "fixed", "oracle")  # display order; the first present non-oracle mode heads the ranking
 
 
@@ -173,6 +176,39 @@ def _cost_lines(cells: pd.DataFrame) -> list[str]:
     return lines + [""]
 
 
+def _kuru_opt_lines(means: pd.Series) -> list[str]:
+    """kuru_acc Sec 5's "DP-NAG-opt and DP-MASG-opt are the two best" among the six kuru methods, per cell."""
+    lines = ["**\"dp_nag_opt and dp_masg_opt are the best of kuru_acc's methods\"** (kuru_acc Sec 5, stated for the "
+             "objective; here test accuracy, per dataset and ε):", ""]
+    have = means.reset_index().groupby(CELL)["algorithm"].agg(set)
+    cells = [key for key, names in have.items() if set(KURU) <= names]
+    if not cells:
+        return lines + ["- the six kuru methods did not all run", ""]
+    top = []
+    for dataset, eps in cells:
+        here = means.loc[(dataset, eps)].reindex(KURU).sort_values(ascending=False)
+        top.append(set(here.index[:2]) == set(KURU_OPT))
+    verdict = "holds" if all(top) else ("fails" if not any(top) else "holds in part")
+    return lines + [f"- the two -opt methods are the top two in {sum(top)} of {len(cells)} settings: {verdict}", ""]
+
+
+def claim_lines(df: pd.DataFrame, mode: str) -> list[str]:
+    """The papers' comparative claims that the board can test, checked on the ranked rows of one tuning
+    mode: chen_lee Sec 5.6 (DP-BLSGD and DP-BLGD beat DP-AGD; ObjPert and DP-SGD are weak at small ε) and
+    kuru_acc Sec 5 (the accelerated methods beat DP-GD; the -opt variants are the best of them)."""
+    prepared = _with_modes(df)
+    rows = prepared[(prepared["tuning"] == mode) & (prepared["ranked"] | ~prepared["private"].astype(bool))]
+    means = rows.groupby([*CELL, "algorithm"])["test_accuracy"].mean()
+    ranks = rows[rows["ranked"]].groupby([*CELL, "algorithm"])["test_accuracy"].mean()
+    ranks = ranks.groupby(level=CELL).rank(ascending=False, method="min")
+    lines = [f"### The papers' claims on equal footing (tuning={mode})", ""]
+    lines += claim_beats(means, ("dp_blsgd", "dp_blgd"), "dp_agd")
+    lines += claim_weak_at_small_eps(ranks, means, ("objpert", "dp_sgd"))
+    lines += claim_beats(means, ("dp_hb", "dp_nag", "dp_nag_opt"), "dp_gd")
+    lines += _kuru_opt_lines(means)
+    return lines
+
+
 def _cell_text(r) -> str:
     ci = "" if math.isnan(r["ci95"]) else f" ± {r['ci95']:.3f}"
     rank = "" if math.isnan(r["rank"]) else f" (#{r['rank']:g})"
@@ -194,8 +230,8 @@ def _dataset_lines(dataset: str, here: pd.DataFrame, present: list[str]) -> list
 
 def table(df: pd.DataFrame) -> str:
     """Markdown: the overall ranking per tuning mode (average rank, tie group of the leader, Friedman and
-    Nemenyi), what tuning costs (when several modes are present), then per dataset a method × ε (× mode)
-    table of mean ± 95% CI half-width (rank)."""
+    Nemenyi), what tuning costs (when several modes are present), the papers' claims per ranked mode
+    (:func:`claim_lines`), then per dataset a method × ε (× mode) table of mean ± 95% CI half-width (rank)."""
     check_comparable(df)
     cells = cell_statistics(df)
     ranked_modes = _ranked_modes(df) or ["fixed"]
@@ -208,6 +244,8 @@ def table(df: pd.DataFrame) -> str:
              f"`{relation}`; test accuracy, mean over folds × reps; tuning: {', '.join(modes(df))}.", ""]
     lines += _ranking_lines(tests)
     lines += _cost_lines(cells)
+    for mode in ranked_modes:
+        lines += claim_lines(df, mode)
     present = modes(df)
     for dataset, here in cells.groupby("dataset"):
         lines += _dataset_lines(dataset, here, present)
