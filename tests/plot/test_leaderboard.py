@@ -10,7 +10,14 @@ import pytest
 from scipy import stats
 
 from dpbench.errors import DpbenchError
-from dpbench.plot.leaderboard import cell_statistics, check_comparable, claim_lines, figure, rank_test, table
+from dpbench.plot.leaderboard import (
+    cell_statistics,
+    check_comparable,
+    claim_lines,
+    figure,
+    rank_test,
+    table,
+)
 
 
 def _rows(means: dict[tuple[str, float, str], float], reps: int = 4, relation: str = "add_remove") -> pd.DataFrame:

@@ -165,8 +165,8 @@ def _cost_lines(cells: pd.DataFrame) -> list[str]:
     cost = tuning_cost(cells)
     gaps = [(a, b) for a, b in (("private", "fixed"), ("oracle", "private"), ("oracle", "fixed")) if a in present and b in present]
     lines = ["### What tuning costs", "",
-             "Mean test accuracy over the cells where the method ran in every mode; `oracle` chose on the test fold "
-             "(not private).", "",
+             ("Mean test accuracy over the cells where the method ran in every mode; `oracle` chose on the test fold "
+              "(not private)."), "",
              "| method | " + " | ".join(present) + " | " + " | ".join(f"{a} − {b}" for a, b in gaps) + " | cells |",
              "|---" * (len(present) + len(gaps) + 2) + "|"]
     for method, row in cost.iterrows():
@@ -178,8 +178,8 @@ def _cost_lines(cells: pd.DataFrame) -> list[str]:
 
 def _kuru_opt_lines(means: pd.Series) -> list[str]:
     """kuru_acc Sec 5's "DP-NAG-opt and DP-MASG-opt are the two best" among the six kuru methods, per cell."""
-    lines = ["**\"dp_nag_opt and dp_masg_opt are the best of kuru_acc's methods\"** (kuru_acc Sec 5, stated for the "
-             "objective; here test accuracy, per dataset and ε):", ""]
+    lines = [("**\"dp_nag_opt and dp_masg_opt are the best of kuru_acc's methods\"** (kuru_acc Sec 5, stated for the "
+              "objective; here test accuracy, per dataset and ε):"), ""]
     have = means.reset_index().groupby(CELL)["algorithm"].agg(set)
     cells = [key for key, names in have.items() if set(KURU) <= names]
     if not cells:
@@ -240,8 +240,8 @@ def table(df: pd.DataFrame) -> str:
     ranked_rows = prepared[prepared["ranked"]]
     relation = ranked_rows["neighbouring"].iloc[0] if "neighbouring" in df.columns and len(ranked_rows) else "—"
     lines = ["## Leaderboard", "",
-             f"{tests[0]['methods']} private methods, {tests[0]['blocks']} complete (dataset, ε) cells, neighbouring relation "
-             f"`{relation}`; test accuracy, mean over folds × reps; tuning: {', '.join(modes(df))}.", ""]
+             (f"{tests[0]['methods']} private methods, {tests[0]['blocks']} complete (dataset, ε) cells, neighbouring relation "
+              f"`{relation}`; test accuracy, mean over folds × reps; tuning: {', '.join(modes(df))}."), ""]
     lines += _ranking_lines(tests)
     lines += _cost_lines(cells)
     for mode in ranked_modes:
