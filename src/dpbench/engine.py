@@ -37,7 +37,12 @@ from dpbench.data import Dataset, clip_rows, load_dataset
 from dpbench.errors import ConfigError, DpbenchError, PrivacyViolation
 from dpbench.privacy.accountant import Accountant, Ledger, make_accountant
 from dpbench.privacy.filter import filter_accountant, stopping_rule
-from dpbench.privacy.neighbouring import group_privacy_epsilon, resolve, run_budget
+from dpbench.privacy.neighbouring import (
+    group_privacy_epsilon,
+    native_epsilon,
+    resolve,
+    run_budget,
+)
 from dpbench.privacy.samplers import use_sampler
 from dpbench.problems import GLMProblem, make_problem
 from dpbench.results import (
@@ -214,10 +219,6 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
     return row, trace, summary
 
 
-def _identity(eps: float) -> float:
-    return eps
-
-
 def run_ledger(algorithm, cfg: RunConfig) -> tuple[Ledger, Callable[[float], float]]:
     """The ledger of one private run and the map from its spend to the reported ε: the requested
     (ε, δ) under the method's relation, or — when it meets ``privacy.neighbouring=replace_one`` by
@@ -225,7 +226,7 @@ def run_ledger(algorithm, cfg: RunConfig) -> tuple[Ledger, Callable[[float], flo
     (:mod:`dpbench.privacy.neighbouring`)."""
     eps, delta, relation, mode = run_budget(algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring)
     ledger = Ledger(eps, delta, run_accountant(algorithm, cfg, eps, delta), neighbouring=relation)
-    return ledger, (group_privacy_epsilon if mode == "group_privacy" else _identity)
+    return ledger, (group_privacy_epsilon if mode == "group_privacy" else native_epsilon)
 
 
 def run_accountant(algorithm, cfg: RunConfig, eps: float | None = None, delta: float | None = None) -> Accountant:

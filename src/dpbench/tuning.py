@@ -39,7 +39,7 @@ from dpbench.config import RunConfig
 from dpbench.errors import PrivacyViolation
 from dpbench.privacy.accountant import Ledger, RDPAccountant
 from dpbench.privacy.mechanisms import gaussian_mechanism
-from dpbench.privacy.neighbouring import resolve
+from dpbench.privacy.neighbouring import native_epsilon, resolve
 from dpbench.privacy.repeat_select import sample_trials
 from dpbench.privacy.trial_budget import (
     TrialBudget,
@@ -51,10 +51,6 @@ from dpbench.problems import GLMProblem
 
 _TUNING_STREAM = 17  # seeds the public coins of private tuning: SeedSequence([seed, fold, rep, 17])
 _SCORE_MARGIN = 1.0 + 1e-9  # the score's σ is this much larger than ρ_score needs, so rounding cannot overspend
-
-
-def _identity(eps: float) -> float:
-    return eps
 
 
 @dataclass
@@ -123,7 +119,7 @@ def _columns(mode: str, eps_train: float, eps_tuning: float, n_trials: int, sett
 
 def _train(algorithm, context: FitContext, problem: GLMProblem, seed: np.random.SeedSequence):
     """One training run with the whole budget: (result, tracer, ledger, reported ε, seconds)."""
-    ledger, reported = context.make_ledger(algorithm) if algorithm.private else (None, _identity)
+    ledger, reported = context.make_ledger(algorithm) if algorithm.private else (None, native_epsilon)
     tracer = context.tracer(problem, ledger, reported)
     start = time.perf_counter()
     result = algorithm.fit(problem, ledger, np.random.default_rng(seed), tracer)

@@ -82,6 +82,11 @@ def group_privacy_epsilon(epsilon_add_remove: float) -> float:
     return 2.0 * epsilon_add_remove
 
 
+def native_epsilon(epsilon: float) -> float:
+    """The ε of a run that meets the relation natively: its ledger's spend as it is."""
+    return epsilon
+
+
 def run_budget(algorithm, epsilon: float, delta: float, requested: str) -> tuple[float, float, str, str]:
     """What a run's ledger is built with: (ε, δ, the relation its events are charged under, mode).
 
