@@ -377,7 +377,7 @@ def _check_tuning(run: RunConfig, algorithm) -> None:
     """Refuse tuning the method cannot do, in one line: a grid value it rejects, private tuning of a
     family other than GLM, of a method without a Rényi curve or one meeting the relation by group privacy."""
     from dpbench.algorithms.registry import make_algorithm
-    from dpbench.privacy.neighbouring import resolve
+    from dpbench.privacy.neighbouring import RELATIONS, resolve
     from dpbench.privacy.trial_budget import TUNABLE_ACCOUNTANTS
 
     for key, values in run.tuning.grid.items():
@@ -400,9 +400,10 @@ def _check_tuning(run: RunConfig, algorithm) -> None:
                 "which have no Rényi curve for repeat-and-select; use tuning=fixed or tuning=oracle"
             )
         if resolve(algorithm, run.privacy.neighbouring)[1] != "native":
+            native = " or ".join(f"privacy.neighbouring={r}" for r in RELATIONS if resolve(algorithm, r)[1] == "native")
             raise ConfigError(
                 f"tuning=private needs {run.algorithm} to meet privacy.neighbouring={run.privacy.neighbouring} natively "
-                "(group privacy has no Rényi curve here); use its native relation or tuning=fixed"
+                f"(group privacy has no Rényi curve here); use {native} or tuning=fixed"
             )
 
 
