@@ -4,6 +4,9 @@ shipped loaders cannot produce (NaN features, an empty table), at the engine."""
 
 from __future__ import annotations
 
+import os
+import stat
+
 import numpy as np
 import pytest
 
@@ -30,6 +33,23 @@ CASES = [
     (["algorithm=dp_sgd", "model=pwa"], "model=pwa does not fit algorithm=dp_sgd"),
     (["algorithm=kusner_alg1"], "model=logreg does not fit algorithm=kusner_alg1"),
     (["model=liu_l1_svm"], "algorithm dp_blsgd does not handle"),
+    # issue 18 item 4: a key nothing reads is a typo, not a setting
+    (["+privacy.epss=1"], "privacy.epss is not a privacy setting; valid: conversion, delta, eps, neighbouring, sampler"),
+    (["+foo=1"], "foo is not a dpbench setting; top-level keys: algorithm, bo, cv"),
+    (["+cv.fold=3"], "cv.fold is not a cv setting; valid: folds, test_fraction"),
+    (["+data.rownorm=1"], "data.rownorm is not a data setting; valid: allow_download, row_norm, scaling"),
+    (["+trace.evry=2"], "trace.evry is not a trace setting; valid: every, nonprivate"),
+    (["+bo.foo=1"], "bo.foo is not a bo setting; valid: candidate_seed"),
+    # issue 18 item 3: a sweep preset without -m would run the defaults once
+    (["experiment=kuru_fig3"], "experiment=kuru_fig3 is a sweep preset; run it with -m: dpbench -m experiment=kuru_fig3"),
+    # issue 18 item 5: extremes that ended in a traceback
+    (["privacy.eps=1e-300"], "privacy.eps must be in [1e-06, 1000]"),
+    (["privacy.eps=1e300"], "privacy.eps must be in [1e-06, 1000]"),
+    (["seed=18446744073709551616"], "seed must be in [0, 2^63 − 1], got 18446744073709551616"),
+    # tuning= (issue 17)
+    (["tuning=nope"], "unknown tuning 'nope'; valid choices: fixed, oracle, private"),
+    (["+tuning.trials=3"], "tuning.trials is not a tuning setting"),
+    (["tuning=private", "privacy.neighbouring=replace_one"], "use privacy.neighbouring=add_remove or tuning=fixed"),
 ]
 
 
@@ -41,6 +61,18 @@ def test_bad_input_stops_with_one_line_and_writes_nothing(cli, tmp_path, args, e
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("dpbench: error: ") and expected in lines[0]
     assert not list(tmp_path.rglob("results.parquet"))
+
+
+def test_results_follow_the_umask(cli, tmp_path):
+    """Issue 18 item 9: files are written 0666 & ~umask (mkstemp alone would make them 0600)."""
+    old = os.umask(0o027)
+    try:
+        result = cli(["dataset.n=1000", "dataset.d=5", "progress=false"], tmp_path)  # both classes at this size
+    finally:
+        os.umask(old)
+    assert result.returncode == 0, result.stderr
+    written = [p for name in ("results.parquet", "trace.parquet", "run.json") for p in tmp_path.rglob(name)]
+    assert len(written) == 3 and all(stat.S_IMODE(p.stat().st_mode) == 0o640 for p in written)
 
 
 def test_an_empty_data_file_is_refused_by_its_checksum(cli, tmp_path):

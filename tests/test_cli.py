@@ -19,6 +19,9 @@ def test_default_run_writes_results_within_budget_then_skips_and_force_reruns_id
     assert first.returncode == 0, first.stderr
     job = tmp_path / "outputs" / "runs" / "default"
     df = _results(job)
+    last = first.stdout.strip().splitlines()[-1]  # issue 18 item 10: the run says what it did and where
+    assert last.startswith("dpbench: dp_blsgd on synthetic_logreg, 1 run(s), test accuracy ")
+    assert f"ε spent ≤ {df['eps_spent'].max():.3g} of 1" in last and last.endswith(f"; results in {job}")
     assert (df["eps_spent"] <= df["eps"]).all() and (df["eps_spent"] > 0).all()
     assert {"paper", "algorithm", "dataset", "model", "eps", "delta", "fold", "rep", "seed", "config_hash"} <= set(df.columns)
     assert (job / "trace.parquet").is_file() and (job / "run.json").is_file()

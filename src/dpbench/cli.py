@@ -93,6 +93,33 @@ def check_group_choices(args: list[str]) -> None:
                 raise ConfigError(f"unknown {group} {value!r}; valid choices: {', '.join(valid) or '(none)'}")
 
 
+def check_preset_mode(args: list[str]) -> None:
+    """Refuse a sweep preset run without ``-m``: Hydra would ignore its sweep and run the defaults once."""
+    if "-m" in args or "--multirun" in args:
+        return
+    for arg in args:
+        if arg.startswith("experiment=") and "," not in arg:
+            name = arg.split("=", 1)[1]
+            path = config_dir() / "experiment" / f"{name}.yaml"
+            if path.is_file() and OmegaConf.select(OmegaConf.load(path), "hydra.sweeper.params"):
+                raise ConfigError(f"experiment={name} is a sweep preset; run it with -m: dpbench -m experiment={name}")
+
+
+def headline(results, out_dir) -> str:
+    """The line a single run ends with: what ran, its headline numbers, and where the results are."""
+    first = results.iloc[0]
+    parts = [f"dpbench: {first['algorithm']} on {first['dataset']}, {len(results)} run(s)"]
+    for column, label in (("test_accuracy", "test accuracy"), ("suboptimality", "suboptimality")):
+        if column in results and results[column].notna().any():
+            values = results[column].dropna()
+            spread = f" ± {values.std():.3f}" if len(values) > 1 else ""
+            parts.append(f"{label} {values.mean():.3f}{spread}")
+            break
+    if bool(first.get("private", False)):
+        parts.append(f"ε spent ≤ {results['eps_spent'].max():.3g} of {first['eps']:g}")
+    return ", ".join(parts) + f"; results in {out_dir}"
+
+
 def _fail(message: str) -> None:
     print(f"dpbench: error: {message}", file=sys.stderr)
     sys.exit(2)
@@ -115,7 +142,9 @@ def _hydra_main(cfg: DictConfig) -> None:
         except Exception as exc:  # run_job records its own failures; these happen before it starts
             record_failure(out_dir, exc)
             raise
-        run_job(run_cfg, out_dir, resolved_config=resolved)
+        results = run_job(run_cfg, out_dir, resolved_config=resolved)
+        if hydra_cfg.mode == RunMode.RUN:
+            print(headline(results, out_dir))
     except DpbenchError as exc:
         if hydra_cfg.mode == RunMode.MULTIRUN:
             raise
@@ -127,6 +156,7 @@ def main() -> None:
     register_resolvers()
     try:
         check_group_choices(sys.argv[1:])
+        check_preset_mode(sys.argv[1:])
     except ConfigError as exc:
         _fail(str(exc))
     try:

@@ -23,6 +23,8 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from dpbench.errors import ConfigError
 
 CONVERSIONS = ("tight", "prop1")
+EPS_RANGE = (1e-6, 1e3)  # every method runs across it (DP-BLSGD's planned step no longer fits at ε = 1e4)
+MAX_SEED = 2**63 - 1  # seeds are stored as int64 in the results
 PWA_LOSS = "max_affine"  # model=pwa: han_pwa's f(x) = max_i (a_iᵀx + b_i)
 BO_LOSS = "bo_target"  # model=bo: kusner_bo tunes the hyper-parameters of the model named by bo.target
 
@@ -84,6 +86,11 @@ class PrivacyConfig:
     def __post_init__(self) -> None:
         if not (math.isfinite(self.eps) and self.eps > 0):
             raise ConfigError(f"privacy.eps must be finite and > 0, got {self.eps}")
+        if not EPS_RANGE[0] <= self.eps <= EPS_RANGE[1]:
+            raise ConfigError(
+                f"privacy.eps must be in [{EPS_RANGE[0]:g}, {EPS_RANGE[1]:g}] (beyond it the accountants' arithmetic "
+                f"under- or overflows), got {self.eps:g}"
+            )
         if not (0.0 < self.delta < 1.0):
             raise ConfigError(f"privacy.delta must be in (0, 1), got {self.delta}")
         if self.conversion not in CONVERSIONS:
@@ -222,8 +229,8 @@ class RunConfig:
     tuning: TuningConfig = field(default_factory=TuningConfig)
 
     def __post_init__(self) -> None:
-        if self.seed < 0:
-            raise ConfigError(f"seed must be ≥ 0, got {self.seed}")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ConfigError(f"seed must be in [0, 2^63 − 1], got {self.seed}")
         if self.reps < 1:
             raise ConfigError(f"reps must be ≥ 1, got {self.reps}")
         if self.folds < 1:
@@ -254,6 +261,7 @@ class RunConfig:
         from dpbench.pwa.dataset import PWA_DATASETS, load_pwa_problem
 
         cfg = apply_variant(cfg)
+        _check_known_keys(cfg)
         dataset = _section(cfg, "dataset")
         algorithm = _section(cfg, "algorithm")
         model = _section(cfg, "model")
@@ -340,6 +348,33 @@ class RunConfig:
         """sha256 of :meth:`semantic_dict`: equal hashes ⇒ the same job."""
         blob = json.dumps(self.semantic_dict(), sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+TOP_LEVEL_KEYS = (
+    "dataset", "algorithm", "model", "privacy", "tuning", "seed", "reps", "cv", "data_dir", "data", "force", "progress",
+    "trace", "experiment_name", "variant", "variants", "bo", "hydra",
+)
+SECTION_KEYS = {
+    "privacy": ("eps", "delta", "conversion", "sampler", "neighbouring"),
+    "cv": ("folds", "test_fraction"),
+    "data": ("allow_download", "row_norm", "scaling"),
+    "trace": ("every", "nonprivate"),
+}
+
+
+def _check_known_keys(cfg: DictConfig) -> None:
+    """Refuse a key no part of dpbench reads (e.g. the typo ``+privacy.epss=1``), naming the valid ones:
+    a misspelt key would otherwise be ignored and the run would use the default. The config groups
+    (dataset, algorithm, model, tuning, bo) check their own keys."""
+    unknown = sorted(set(cfg.keys()) - set(TOP_LEVEL_KEYS))
+    if unknown:
+        raise ConfigError(f"{unknown[0]} is not a dpbench setting; top-level keys: {', '.join(sorted(TOP_LEVEL_KEYS))}")
+    sections = {**SECTION_KEYS, "bo": tuple(f.name for f in dataclasses.fields(BOConfig))}
+    for section, valid in sections.items():
+        node = cfg.get(section)
+        extra = sorted(set(node.keys()) - set(valid)) if isinstance(node, DictConfig) else []
+        if extra:
+            raise ConfigError(f"{section}.{extra[0]} is not a {section} setting; valid: {', '.join(sorted(valid))}")
 
 
 def _check_relation(run: RunConfig, algorithm) -> None:

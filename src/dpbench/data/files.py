@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from dpbench.errors import ChecksumError, DataError
+from dpbench.permissions import apply_umask
 
 log = logging.getLogger(__name__)
 
@@ -218,6 +219,7 @@ def _download(spec: RemoteFile, target: Path, expected: str | None) -> LocalFile
         if spec.member:
             _extract_member(tmp, spec)
         checked = _verify(spec, tmp, False, expected, spec.git_blob, shown=f"{spec.url} (downloaded)")
+        apply_umask(tmp)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
