@@ -60,7 +60,7 @@ def test_bad_input_stops_with_one_line_and_writes_nothing(cli, tmp_path, args, e
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("dpbench: error: ") and expected in lines[0]
-    assert not list(tmp_path.rglob("results.parquet"))
+    assert not (tmp_path / "outputs").exists()  # issue 18 item 6: not even Hydra's run directory
 
 
 def test_results_follow_the_umask(cli, tmp_path):

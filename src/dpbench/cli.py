@@ -28,7 +28,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from dpbench.config import config_dir, default_cache_dir, group_choices
-from dpbench.errors import ConfigError, DpbenchError
+from dpbench.errors import ConfigError, DataError, DpbenchError
 
 GROUPS = ("dataset", "algorithm", "model", "privacy", "tuning", "experiment")
 
@@ -105,6 +105,26 @@ def check_preset_mode(args: list[str]) -> None:
                 raise ConfigError(f"experiment={name} is a sweep preset; run it with -m: dpbench -m experiment={name}")
 
 
+HYDRA_LEFTOVERS = {".hydra", "dpbench.log", "error.json"}
+
+
+def discard_run_dir(out_dir) -> None:
+    """Remove the directory Hydra made for a single run refused for a bad value or data file (its
+    ``error.json`` included: the message went to stderr), and the empty parents Hydra made with it, up
+    to the working directory. A directory holding anything else (an earlier run's results) is left alone."""
+    import shutil
+    from pathlib import Path
+
+    out_dir, cwd = Path(out_dir).resolve(), Path.cwd().resolve()
+    if not out_dir.is_dir() or not set(os.listdir(out_dir)) <= HYDRA_LEFTOVERS:
+        return
+    shutil.rmtree(out_dir, ignore_errors=True)
+    for parent in out_dir.parents:
+        if parent == cwd or cwd not in parent.parents or any(parent.iterdir()):
+            break
+        parent.rmdir()
+
+
 def headline(results, out_dir) -> str:
     """The line a single run ends with: what ran, its headline numbers, and where the results are."""
     first = results.iloc[0]
@@ -140,7 +160,10 @@ def _hydra_main(cfg: DictConfig) -> None:
             run_cfg = RunConfig.from_dictconfig(cfg)
             resolved = OmegaConf.to_container(apply_variant(cfg), resolve=True)
         except Exception as exc:  # run_job records its own failures; these happen before it starts
-            record_failure(out_dir, exc)
+            if hydra_cfg.mode == RunMode.RUN and isinstance(exc, DpbenchError):
+                discard_run_dir(out_dir)  # a refused single run leaves nothing behind
+            else:
+                record_failure(out_dir, exc)  # a sweep's status lists the failed job
             raise
         results = run_job(run_cfg, out_dir, resolved_config=resolved)
         if hydra_cfg.mode == RunMode.RUN:
@@ -148,6 +171,8 @@ def _hydra_main(cfg: DictConfig) -> None:
     except DpbenchError as exc:
         if hydra_cfg.mode == RunMode.MULTIRUN:
             raise
+        if isinstance(exc, (ConfigError, DataError)):  # a bad value or file found while loading: nothing ran
+            discard_run_dir(out_dir)
         _fail(str(exc))
 
 
