@@ -1,6 +1,10 @@
-"""The bad-input list: every item stops the run with ONE line naming the bad value, exit status 2,
-and nothing written — through the command line (a subprocess, as a user sees it) or, for inputs the
-shipped loaders cannot produce (NaN features, an empty table), at the engine."""
+"""The bad-input list (issue 18): every item stops the command with ONE line naming the bad key,
+value or file and a non-zero exit status, with no traceback and nothing written — through the command
+line (a subprocess, as a user sees it) or, for inputs the shipped loaders cannot produce (NaN
+features, an empty table), at the engine. 87 distinct inputs: the 76 of ``CASES`` (values, types,
+extremes, unknown names and keys, an unwritable output path), a missing and an empty data file, a
+full output disk, Ctrl-C, a bad value inside a multirun, a closed pipe after ``dpbench-status``, NaN,
+infinite and empty data, and ``dpbench-plot`` on a corrupt results file or into an unwritable path."""
 
 from __future__ import annotations
 
@@ -31,7 +35,6 @@ CASES = [
     (["model=nope"], "unknown model 'nope'; valid choices: bo, chen_lee_svm"),
     (["experiment=nope"], "unknown experiment 'nope'; valid choices: adult_dp_sgd"),
     (["algorithm=dp_sgd", "model=pwa"], "model=pwa does not fit algorithm=dp_sgd"),
-    (["algorithm=kusner_alg1"], "model=logreg does not fit algorithm=kusner_alg1"),
     (["model=liu_l1_svm"], "algorithm dp_blsgd does not handle"),
     # issue 18 item 4: a key nothing reads is a typo, not a setting
     (["+privacy.epss=1"], "privacy.epss is not a privacy setting; valid: conversion, delta, eps, neighbouring, sampler"),
@@ -43,8 +46,64 @@ CASES = [
     # issue 18 item 3: a sweep preset without -m would run the defaults once
     (["experiment=kuru_fig3"], "experiment=kuru_fig3 is a sweep preset; run it with -m: dpbench -m experiment=kuru_fig3"),
     # issue 18 item 5: extremes that ended in a traceback
-    (["privacy.eps=1e-300"], "privacy.eps must be ≥ 1e-06 (below it the accountants' arithmetic underflows), got 1e-300"),
+    (["privacy.eps=1e-300"], "privacy.eps must be in [1e-06, 10000] (outside it the accountants' arithmetic under- or "),
+    (["privacy.eps=1e300"], "privacy.eps must be in [1e-06, 10000]"),
+    (["dataset.n=1000", "dataset.d=5", "privacy.eps=1e4"], "privacy.eps = 10000 (privacy.delta = 1e-08) cannot pay for even one planned step of this method"),
+    (
+        ["dataset.n=1000", "dataset.d=5", "algorithm=dp_sgd", "privacy.neighbouring=replace_one", "privacy.eps=1400"],
+        "privacy.eps = 1400 is too large for privacy.neighbouring=replace_one by group privacy",
+    ),
     (["seed=18446744073709551616"], "seed must be in [0, 2^63 − 1], got 18446744073709551616"),
+    (["seed=-1"], "seed must be in [0, 2^63 − 1], got -1"),
+    (["privacy.delta=1e-400"], "privacy.delta must be in (0, 1), got 0.0"),
+    (["cv.folds=100000"], "its smallest class has 200 example(s), too few for cv.folds=100000"),
+    # wrong types
+    (["privacy.eps=abc"], "privacy.eps must be a number, got 'abc'"),
+    (["privacy.eps="], "privacy.eps must be a number, got ''"),
+    (["privacy.delta=abc"], "privacy.delta must be a number, got 'abc'"),
+    (["privacy.delta=nan"], "privacy.delta must be a number, got NaN"),
+    (["seed=abc"], "seed must be a number, got 'abc'"),
+    (["seed=1.5"], "seed must be an integer, got 1.5"),
+    (["reps=1.5"], "reps must be an integer, got 1.5"),
+    (["reps=abc"], "reps must be a number, got 'abc'"),
+    (["cv.folds=2.5"], "cv.folds must be an integer, got 2.5"),
+    (["model.reg=abc"], "model.reg must be a number, got 'abc'"),
+    (["trace.every=abc"], "trace.every must be a number, got 'abc'"),
+    (["dataset.n=abc"], "dataset 'synthetic_logreg': option 'n' must be an integer >= 1, got 'abc'"),
+    (["force=maybe"], "force must be true or false, got 'maybe'"),
+    (["progress=2"], "progress must be true or false, got 2"),
+    # values out of range
+    (["privacy.eps=-1"], "privacy.eps must be finite and > 0, got -1.0"),
+    (["privacy.delta=-0.1"], "privacy.delta must be in (0, 1), got -0.1"),
+    (["privacy.conversion=nope"], "privacy.conversion must be one of tight, prop1, got 'nope'"),
+    (["privacy.sampler=nope"], "privacy.sampler must be one of numpy, secure, got 'nope'"),
+    (["privacy.neighbouring=nope"], "privacy.neighbouring must be one of add_remove, replace_one, native, got 'nope'"),
+    (["reps=0"], "reps must be ≥ 1, got 0"),
+    (["cv.folds=0"], "cv.folds must be ≥ 1, got 0"),
+    (["cv.test_fraction=1.5"], "cv.test_fraction must be in [0, 1), got 1.5"),
+    (["cv.test_fraction=-0.1"], "cv.test_fraction must be in [0, 1), got -0.1"),
+    (["model.reg=-1"], "model.reg must be finite and ≥ 0, got -1.0"),
+    (["model.loss=nope"], "model.loss must be one of hinge, huber_hinge, logistic, got 'nope'"),
+    (["data.scaling=nope"], "data.scaling must be one of public, whole_file, got 'nope'"),
+    (["data.row_norm=-1"], "data.row_norm must be null or finite and > 0, got -1.0"),
+    (["data.row_norm=0"], "data.row_norm must be null or finite and > 0, got 0.0"),
+    (["trace.every=-1"], "trace.every must be ≥ 0 (0 = automatic), got -1"),
+    (["dataset.d=0"], "dataset 'synthetic_logreg': option 'd' must be an integer >= 1, got 0"),
+    (["algorithm.expected_iterations=0"], "algorithm dp_blsgd: expected_iterations must be finite and > 0, got 0"),
+    (["algorithm.noise=nope"], "algorithm dp_blsgd: noise must be one of laplace, gaussian, got 'nope'"),
+    # unknown names and keys
+    (["dataset=nope"], "unknown dataset 'nope'; valid choices: adult, bank"),
+    (["algorithm=nope"], "unknown algorithm 'nope'; valid choices: dp_agd"),
+    (["privacy=nope"], "unknown privacy 'nope'; valid choices: default"),
+    (["variant=nope"], "unknown variant 'nope'; valid choices: (none defined)"),
+    (["privacy.epss=1"], "privacy.epss is not a key of this configuration: a typo, or a key of a privacy choice not selected"),
+    (["algorithm.foo=1"], "algorithm.foo is not a key of this configuration"),
+    (["tuning.trials_mean=0"], "tuning.trials_mean is not a key of this configuration"),  # a key of tuning=private only
+    (["hydra/launcher=nope"], "Could not find 'hydra/launcher/nope' Available options in 'hydra/launcher': basic joblib"),
+    (["cv=3"], "cv is a section, not a value: set one of its keys (folds, test_fraction), e.g. cv.folds=…, got cv=3"),
+    (["data=1"], "data is a section, not a value"),
+    # paths
+    (["hydra.run.dir=/dev/null/run"], "/dev/null/run: Not a directory"),
     # tuning= (issue 17)
     (["tuning=nope"], "unknown tuning 'nope'; valid choices: fixed, oracle, private"),
     (["+tuning.trials=3"], "tuning.trials is not a tuning setting"),
@@ -60,6 +119,73 @@ def test_bad_input_stops_with_one_line_and_writes_nothing(cli, tmp_path, args, e
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("dpbench: error: ") and expected in lines[0]
     assert not (tmp_path / "outputs").exists()  # issue 18 item 6: not even Hydra's run directory
+
+
+def _one_error_line(result, status: int = 2) -> str:
+    assert result.returncode == status, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dpbench: error: "), result.stderr
+    return lines[0]
+
+
+def test_a_missing_data_file_is_named_with_where_to_put_it(cli, tmp_path):
+    line = _one_error_line(cli(["dataset=adult", "data_dir=/nonexistent/dpbench-data", "progress=false"], tmp_path))
+    assert "/nonexistent/dpbench-data/adult_a9a/a9a" in line and "data.allow_download=true" in line
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_a_full_output_disk_is_one_line(tmp_path):
+    """Writing past RLIMIT_FSIZE fails as a full disk does (EFBIG instead of ENOSPC; Python ignores SIGXFSZ)."""
+    import resource
+    import subprocess
+    import sys
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
+
+    env = {**os.environ, "DPBENCH_CACHE": str(tmp_path / ".cache")}
+    result = subprocess.run(
+        [sys.executable, "-m", "dpbench", *SMALL, "dataset.n=1000"], cwd=tmp_path, env=env,
+        capture_output=True, text=True, preexec_fn=small_files, timeout=300, check=False,
+    )
+    assert "File too large" in _one_error_line(result)
+
+
+def test_ctrl_c_is_one_line_and_status_130(tmp_path):
+    """SIGINT mid-job: one line, exit 130 (128 + SIGINT), no traceback."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "DPBENCH_CACHE": str(tmp_path / ".cache")}
+    args = [sys.executable, "-m", "dpbench", "algorithm=dp_sgd", "dataset.n=4000", "dataset.d=20", "reps=200", "progress=false"]
+    proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob("outputs/runs/*/.runs/*.json")) and time.monotonic() < deadline:
+        time.sleep(0.1)  # until the first run is stored: the job is running
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    result = subprocess.CompletedProcess(args, proc.returncode, "", err)
+    assert "interrupted; finished runs are kept and the same command resumes the rest" in _one_error_line(result, 130)
+
+
+def test_a_bad_value_in_a_multirun_is_one_line_and_the_status_pipe_closes_quietly(cli, tmp_path):
+    """The good job runs; the command ends with one line naming the failed job; ``dpbench-status``
+    into a reader that closes early (``| head``) ends without a BrokenPipeError."""
+    import subprocess
+    import sys
+
+    sweep = tmp_path / "sweep"
+    args = ["-m", "algorithm=nonprivate", "privacy.eps=0.5,-1", "dataset.n=1000", "dataset.d=5", "progress=false"]
+    line = _one_error_line(cli([*args, f"hydra.sweep.dir={sweep}"], tmp_path), status=1)
+    assert "1 of 2 jobs failed, e.g. algorithm=nonprivate privacy.eps=-1" in line
+    assert "ConfigError: privacy.eps must be finite and > 0, got -1.0" in line and f"dpbench-status {sweep}" in line
+
+    status = subprocess.Popen([sys.executable, "-m", "dpbench.status", str(sweep)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    status.stdout.close()  # the reader is gone before the first line is written
+    err = status.stderr.read().decode()
+    assert status.wait(timeout=120) == 1 and err == "", err
 
 
 def test_results_follow_the_umask(cli, tmp_path):
@@ -101,3 +227,16 @@ def test_empty_or_non_finite_data_is_refused_before_anything_runs(compose_run_co
         engine.run_job(compose_run_config("progress=false"), tmp_path)
     assert str(err.value) == message
     assert not (tmp_path / "results.parquet").exists()
+
+
+def test_dpbench_plot_names_a_corrupt_results_file_and_an_unwritable_output(cli, tmp_path):
+    """Companion commands get one line too: a corrupt results.parquet is named, not a pyarrow traceback."""
+    assert cli(["dataset.n=1000", "dataset.d=5", "progress=false"], tmp_path).returncode == 0
+    (results,) = tmp_path.glob("outputs/runs/*/results.parquet")
+    unwritable = cli(["accuracy-vs-eps", str(tmp_path / "outputs"), "--out", "/dev/null/figs"], tmp_path, module="dpbench.plot")
+    assert unwritable.returncode == 2 and unwritable.stderr.strip() == "dpbench-plot: error: /dev/null/figs: Not a directory"
+    results.write_bytes(b"not a parquet file")
+    corrupt = cli(["accuracy-vs-eps", str(tmp_path / "outputs"), "--out", str(tmp_path / "figs")], tmp_path, module="dpbench.plot")
+    lines = corrupt.stderr.strip().splitlines()
+    assert corrupt.returncode == 2 and len(lines) == 1 and f"{results} is not a readable parquet file" in lines[0]
+    assert not (tmp_path / "figs").exists()

@@ -1,5 +1,6 @@
 """End-to-end: the dpbench and dpbench-plot commands in subprocesses, as a user runs them."""
 
+import re
 import shutil
 from pathlib import Path
 
@@ -153,3 +154,29 @@ def test_adult_dp_sgd_beats_majority_and_nonprivate_reaches_084(cli, tmp_path, s
     assert dp_df["test_accuracy"].mean() > 0.761
     assert np_df["test_accuracy"].mean() >= 0.84
     shutil.rmtree(runs)
+
+
+def test_help_documents_every_key_the_groups_presets_multirun_and_companion_commands(cli, tmp_path):
+    """Issue 18 item 10: `dpbench --help` is dpbench's, built from conf/ (Hydra's stays as --hydra-help)."""
+    from omegaconf import OmegaConf
+
+    from dpbench.cli_help import config_keys
+    from dpbench.config import TOP_LEVEL_KEYS, config_dir, group_choices
+
+    result = cli(["--help"], tmp_path)
+    assert result.returncode == 0 and not (tmp_path / "outputs").exists()
+    text = result.stdout
+    documented = {key for key, _, comment in config_keys(config_dir() / "config.yaml") if comment}
+    composed = OmegaConf.load(config_dir() / "config.yaml")
+    plain_keys = set(TOP_LEVEL_KEYS) - {"dataset", "algorithm", "model", "privacy", "tuning", "hydra"}
+    assert plain_keys <= documented  # every top-level key has its YAML comment
+    for key, _, comment in config_keys(config_dir() / "config.yaml"):
+        line = next(line for line in text.splitlines() if line.startswith(f"  {key} "))
+        assert comment[:40] in line, (key, line)
+    assert set(composed.keys()) - {"defaults", "hydra"} <= {key.split(".")[0] for key in documented}
+    for group in ("dataset", "algorithm", "model", "privacy", "tuning"):
+        assert all(re.search(rf"[ *]{option} ", text) for option in group_choices(group)), group
+    assert all(f"  {preset} " in text for preset in group_choices("experiment"))
+    for needle in ("dpbench -m ", "dpbench-plot", "dpbench-status", "dpbench-audit", "dpbench -sc install=bash", "--hydra-help"):
+        assert needle in text, needle
+    assert "Hydra" not in text.splitlines()[0]

@@ -225,7 +225,7 @@ def test_a_later_successful_attempt_removes_the_failure_marker(tmp_path, compose
     cfg = compose_run_config("algorithm=nonprivate", *SMALL)
     out = tmp_path / "job"
 
-    def broken(_cfg):
+    def broken(_cfg, _store):
         raise RuntimeError("simulated crash\nsecond line")
 
     with monkeypatch.context() as patch:

@@ -3,24 +3,30 @@
 ``dpbench`` runs the default job (DP-BLSGD on the embedded synthetic dataset, offline);
 ``dpbench dataset=adult algorithm=dp_sgd privacy.eps=1.0 cv.folds=2 reps=2`` a chosen one;
 ``dpbench -m algorithm=dp_sgd,nonprivate privacy.eps=0.1,1.0 hydra/launcher=joblib`` a sweep.
-Errors the user can fix (bad values, unknown names, missing or corrupt data) end the run with
-one line on stderr and exit status 2.
+Errors the user can fix (bad values, unknown names, missing or corrupt data, an output location
+that cannot be written) end the run with one line on stderr and exit status 2; Ctrl-C with one line
+and status 130 (:func:`report_and_exit`). A bug prints its traceback (status 1).
 
 A job that raises leaves ``error.json`` in its directory (:func:`dpbench.results.write_error_marker`).
-In a sweep (``-m``) the failure still propagates to Hydra: with the basic sweeper every other job of
-the batch still runs (each launcher catches a job's exception), then Hydra prints the first failed
-job's traceback and the command exits with status 1. ``manifest.json`` is written in the sweep
-directory either way (:mod:`dpbench.sweep`); ``dpbench-status SWEEP_DIR`` names every failed job.
+In a sweep (``-m``) a job refused for a bad value returns after recording it, so every other job
+runs; the command then ends with one line naming the failed jobs and exit status 1
+(:func:`failed_jobs_line`). ``manifest.json`` is written in the sweep directory either way
+(:mod:`dpbench.sweep`); ``dpbench-status SWEEP_DIR`` names every failed job.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import sys
 
 # One BLAS thread per job: set before numpy loads; sweeps parallelise across jobs (DESIGN.md).
 for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+# Ctrl-C in a joblib sweep leaves loky's resource tracker (a process started with this environment)
+# to report the semaphores of the workers it lost: harmless, and noise under the one-line message.
+os.environ["PYTHONWARNINGS"] = ",".join(filter(None, (os.environ.get("PYTHONWARNINGS"), "ignore:resource_tracker:UserWarning")))
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -95,8 +101,8 @@ def check_group_choices(args: list[str]) -> None:
 
 def check_preset_mode(args: list[str]) -> None:
     """Refuse a sweep preset run without ``-m``: Hydra would ignore its sweep and run the defaults once."""
-    if "-m" in args or "--multirun" in args:
-        return
+    if any(arg in ("-m", "--multirun", "-c", "--cfg", "--info") for arg in args):
+        return  # a sweep, or a request to print the preset's configuration
     for arg in args:
         if arg.startswith("experiment=") and "," not in arg:
             name = arg.split("=", 1)[1]
@@ -105,7 +111,7 @@ def check_preset_mode(args: list[str]) -> None:
                 raise ConfigError(f"experiment={name} is a sweep preset; run it with -m: dpbench -m experiment={name}")
 
 
-HYDRA_LEFTOVERS = {".hydra", "dpbench.log", "error.json"}
+HYDRA_LEFTOVERS = {".hydra", "dpbench.log", "error.json", ".lock"}  # .lock: dpbench.locking
 
 
 def discard_run_dir(out_dir) -> None:
@@ -140,9 +146,70 @@ def headline(results, out_dir) -> str:
     return ", ".join(parts) + f"; results in {out_dir}"
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, status: int = 2) -> None:
     print(f"dpbench: error: {message}", file=sys.stderr)
-    sys.exit(2)
+    sys.exit(status)
+
+
+def failed_jobs_line(reports: list) -> str | None:
+    """One line for the sweeps that ended with failed jobs (their error.json): how many, the first
+    one's overrides and message, and the ``dpbench-status`` command that lists them all; None when
+    every job of every sweep finished."""
+    for report in reports:
+        failed = [job for job in report.jobs if job.status == "failed"]
+        if failed:
+            first = failed[0]
+            return (
+                f"{len(failed)} of {len(report.jobs)} jobs failed, e.g. {' '.join(first.overrides)}: {first.error}; "
+                f"dpbench-status {report.sweep_dir} lists them"
+            )
+    return None
+
+
+def hydra_message(exc: BaseException) -> str:
+    """Hydra's complaint about the command line in one line. Its hint for a misspelt key
+    (``privacy.epss=1`` → "To append to your config use +privacy.epss=1") would add the typo as a
+    new key, so an unknown key gets dpbench's own message instead; the config search path is dropped."""
+    text = str(exc)
+    unknown = re.match(r"Could not override '([^']+)'", text)
+    if unknown:
+        key = unknown.group(1)
+        return (
+            f"{key} is not a key of this configuration: a typo, or a key of a {key.split('.')[0]} choice not "
+            "selected; `dpbench --cfg job` prints every key"
+        )
+    text = text.split("Config search path")[0]
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def os_error_line(exc: OSError) -> str:
+    """A file-system error in one line, naming the file (or, when the OS does not say, the output directory)."""
+    where = exc.filename if exc.filename is not None else f"the output directory (under {os.getcwd()})"
+    return f"{where}: {exc.strerror or exc}"
+
+
+def report_and_exit(exc: BaseException, reports: list) -> None:
+    """End the command with one line for what the user can act on: a bad value or data file
+    (status 2), a file that cannot be written (2), Hydra's own complaints about the command line
+    (2), Ctrl-C (130), a failed job of a sweep (1, naming ``dpbench-status`` of the sweep). Anything
+    else is a bug in dpbench: its traceback is printed and the status is 1."""
+    import traceback
+
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    status_hint = "".join(f"; dpbench-status {report.sweep_dir} lists every job" for report in reports)
+    if isinstance(exc, KeyboardInterrupt):
+        _fail("interrupted; finished runs are kept and the same command resumes the rest" + status_hint, 130)
+    if isinstance(exc, DpbenchError):
+        _fail(str(exc))
+    if isinstance(exc, OSError) and exc.errno is not None:  # a full, read-only or missing output location
+        _fail(os_error_line(exc) + status_hint)
+    if isinstance(exc, (HydraException, OmegaConfBaseException)):
+        _fail(hydra_message(exc))
+    traceback.print_exception(exc)
+    print(f"dpbench: internal error {type(exc).__name__} (a bug: please report it with the traceback above)", file=sys.stderr)
+    sys.exit(1)
 
 
 @hydra.main(version_base="1.3", config_path=str(config_dir()), config_name="config")
@@ -168,28 +235,47 @@ def _hydra_main(cfg: DictConfig) -> None:
         results = run_job(run_cfg, out_dir, resolved_config=resolved)
         if hydra_cfg.mode == RunMode.RUN:
             print(headline(results, out_dir))
-    except DpbenchError as exc:
-        if hydra_cfg.mode == RunMode.MULTIRUN:
-            raise
+    except (DpbenchError, OSError) as exc:
+        if isinstance(exc, OSError) and exc.errno is None:
+            raise  # not a file the user can fix: a bug
+        message = str(exc) if isinstance(exc, DpbenchError) else os_error_line(exc)
+        if hydra_cfg.mode == RunMode.MULTIRUN:  # error.json records it; the sweep's last line names it
+            logging.getLogger("dpbench").error("job failed: %s", message)
+            return
         if isinstance(exc, (ConfigError, DataError)):  # a bad value or file found while loading: nothing ran
             discard_run_dir(out_dir)
-        _fail(str(exc))
+        _fail(message)
 
 
 def main() -> None:
-    """Entry point of the ``dpbench`` console script."""
-    register_resolvers()
-    try:
-        check_group_choices(sys.argv[1:])
-        check_preset_mode(sys.argv[1:])
-    except ConfigError as exc:
-        _fail(str(exc))
-    try:
-        _hydra_main()
-    finally:  # a sweep that raised (a failed job, Ctrl-C) still gets its manifest
-        from dpbench.sweep import finish_open_sweeps
+    """Entry point of the ``dpbench`` console script. Hydra is asked to re-raise what a job raises
+    (``HYDRA_FULL_ERROR``) so that :func:`report_and_exit` can say it in one line; a user who sets
+    ``HYDRA_FULL_ERROR=1`` themselves gets Hydra's full traceback as usual."""
+    from dpbench.sweep import finish_open_sweeps
 
-        finish_open_sweeps()
+    register_resolvers()
+    if any(arg in ("--help", "-h") for arg in sys.argv[1:]):
+        from dpbench.cli_help import help_text
+
+        print(help_text())
+        return
+    wants_traceback = os.environ.get("HYDRA_FULL_ERROR", "") not in ("", "0")
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    reports: list = []
+    try:
+        try:
+            check_group_choices(sys.argv[1:])
+            check_preset_mode(sys.argv[1:])
+            _hydra_main()
+        finally:  # a sweep that raised (a bug in a job, Ctrl-C) still gets its manifest
+            reports = finish_open_sweeps()
+    except (Exception, KeyboardInterrupt) as exc:
+        if wants_traceback and not isinstance(exc, KeyboardInterrupt):
+            raise
+        report_and_exit(exc, reports)
+    failed = failed_jobs_line(reports)
+    if failed is not None:
+        _fail(failed, 1)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from dpbench.errors import ConfigError
 
 CONVERSIONS = ("tight", "prop1")
 MIN_EPS = 1e-6  # privacy.eps = 1e-300 ended in a ZeroDivisionError
+MAX_EPS = 1e4  # privacy.eps = 1e300 ended in an OverflowError; 1e4 is far beyond any meaningful guarantee
 MAX_SEED = 2**63 - 1  # seeds are stored as int64 in the results
 PWA_LOSS = "max_affine"  # model=pwa: han_pwa's f(x) = max_i (a_iᵀx + b_i)
 BO_LOSS = "bo_target"  # model=bo: kusner_bo tunes the hyper-parameters of the model named by bo.target
@@ -86,8 +87,11 @@ class PrivacyConfig:
     def __post_init__(self) -> None:
         if not (math.isfinite(self.eps) and self.eps > 0):
             raise ConfigError(f"privacy.eps must be finite and > 0, got {self.eps}")
-        if self.eps < MIN_EPS:
-            raise ConfigError(f"privacy.eps must be ≥ {MIN_EPS:g} (below it the accountants' arithmetic underflows), got {self.eps:g}")
+        if not MIN_EPS <= self.eps <= MAX_EPS:
+            raise ConfigError(
+                f"privacy.eps must be in [{MIN_EPS:g}, {MAX_EPS:g}] (outside it the accountants' arithmetic under- or "
+                f"overflows), got {self.eps:g}"
+            )
         if not (0.0 < self.delta < 1.0):
             raise ConfigError(f"privacy.delta must be in (0, 1), got {self.delta}")
         if self.conversion not in CONVERSIONS:
@@ -267,13 +271,17 @@ class RunConfig:
         algorithm_name = _name(algorithm, "algorithm", ALGORITHMS)
         model_name = _name(model, "model", group_choices("model"))
         _check_problem_kind(dataset_name, model_name, model.get("loss"), algorithm_name)
+        try:
+            model_config = _model_config(model, model_name, algorithm_name)
+        except _ModelMismatch as exc:
+            raise ConfigError(f"{exc}; or keep algorithm={algorithm_name} with {_models_phrase(algorithm_name)}") from None
 
         run = cls(
             dataset=dataset_name,
             dataset_options={k: v for k, v in dataset.items() if k != "name"},
             algorithm=algorithm_name,
             algorithm_params={k: v for k, v in algorithm.items() if k not in ("name", "tuning_grid")},
-            model=_model_config(model, model_name, algorithm_name),
+            model=model_config,
             privacy=PrivacyConfig(
                 eps=_number(privacy.get("eps"), "privacy.eps"),
                 delta=_number(privacy.get("delta"), "privacy.delta"),
@@ -304,7 +312,10 @@ class RunConfig:
                 f"algorithm {run.algorithm} cannot tune bo.target={run.bo.target}; it supports "
                 f"bo.target={', '.join(algorithm_instance.targets)}"
             )
-        check_compatible(run.algorithm, run.model.loss)
+        try:
+            check_compatible(run.algorithm, run.model.loss)
+        except ConfigError as exc:  # name the models that work (issue 18 item 7)
+            raise ConfigError(f"{exc}; use {_models_phrase(run.algorithm)} instead of model={model_name}") from None
         method = ALGORITHMS[run.algorithm]
         if run.privacy.sampler == "secure" and method.private and not method.secure_sampler:
             raise ConfigError(
@@ -369,6 +380,9 @@ def _check_known_keys(cfg: DictConfig) -> None:
     sections = {**SECTION_KEYS, "bo": tuple(f.name for f in dataclasses.fields(BOConfig))}
     for section, valid in sections.items():
         node = cfg.get(section)
+        if node is not None and not isinstance(node, DictConfig):  # `cv=3` replaced the section by a value
+            raise ConfigError(f"{section} is a section, not a value: set one of its keys ({', '.join(sorted(valid))}), "
+                              f"e.g. {section}.{valid[0]}=…, got {section}={node!r}")
         extra = sorted(set(node.keys()) - set(valid)) if isinstance(node, DictConfig) else []
         if extra:
             raise ConfigError(f"{section}.{extra[0]} is not a {section} setting; valid: {', '.join(sorted(valid))}")
@@ -439,34 +453,116 @@ def _check_tuning(run: RunConfig, algorithm) -> None:
             )
 
 
-_KIND_COMBINATIONS = {
-    "glm": "a linear-model dataset, model and algorithm (e.g. dataset=adult model=logreg algorithm=dp_sgd)",
-    "pwa": "han_pwa's dataset=synthetic_pwa model=pwa algorithm=pwa_*",
-    "bo": "kusner_bo's model=bo algorithm=kusner_* on a classification dataset (bo.target picks the tuned model)",
+_MODEL_KINDS = {PWA_LOSS: "pwa", BO_LOSS: "bo"}  # model.loss → problem kind; every other loss is a GLM's
+_KIND_NEEDS = {
+    "glm": "a linear-model dataset and model: e.g. dataset={dataset} with {models}",
+    "pwa": "han_pwa's dataset={dataset} {models}",
+    "bo": "kusner_bo's {models} on a classification dataset, e.g. dataset={dataset} (bo.target picks the tuned model)",
 }
 
 
 def _check_problem_kind(dataset: str, model: str, loss: Any, algorithm: str) -> None:
     """The dataset, the model and the algorithm must pose the same kind of problem: a GLM on rows,
     han_pwa's piecewise-affine program, or kusner_bo's hyper-parameter tuning (which runs on the
-    classification datasets the GLM methods use)."""
+    classification datasets the GLM methods use). The refusal names a dataset and the models that fit."""
     from dpbench.algorithms.registry import algorithm_class
     from dpbench.pwa.dataset import PWA_DATASETS
 
-    model_kind = {PWA_LOSS: "pwa", BO_LOSS: "bo"}.get(loss, "glm")
     kinds = {
         f"dataset={dataset}": {"pwa"} if dataset in PWA_DATASETS else {"glm", "bo"},
-        f"model={model}": {model_kind},
+        f"model={model}": {_MODEL_KINDS.get(loss, "glm")},
         f"algorithm={algorithm}": {algorithm_class(algorithm).problem_kind},
     }
     if set.intersection(*kinds.values()):
         return
     wanted = algorithm_class(algorithm).problem_kind
     mismatched = [key for key, kind in kinds.items() if wanted not in kind]
+    needs = _KIND_NEEDS[wanted].format(dataset=_dataset_example(algorithm), models=_models_phrase(algorithm))
     raise ConfigError(
         f"{' and '.join(mismatched)} do{'es' if len(mismatched) == 1 else ''} not fit algorithm={algorithm}, which "
-        f"needs {_KIND_COMBINATIONS[wanted]}"
+        f"needs {needs}"
     )
+
+
+# ---------------------------------------------------------------------- what an algorithm selects, what fits it
+def _primary_defaults() -> dict[str, str]:
+    """The config group options conf/config.yaml's defaults list selects, e.g. {"model": "logreg", ...}."""
+    defaults = OmegaConf.load(config_dir() / "config.yaml").get("defaults") or []
+    return {str(k): str(v) for entry in defaults if not isinstance(entry, str) for k, v in entry.items()}
+
+
+def _algorithm_selects(algorithm: str) -> dict[str, str]:
+    """The config group options conf/algorithm/<algorithm>.yaml selects with ``override /<group>...``
+    in its defaults list (with those of the configs it extends; its own win, as in Hydra), e.g.
+    {"model": "bo"}. The command line and experiment presets override them (Hydra registers their
+    overrides first)."""
+    path = config_dir() / "algorithm" / f"{algorithm}.yaml"
+    if not path.is_file():
+        return {}
+    inherited: dict[str, str] = {}
+    own: dict[str, str] = {}
+    for entry in OmegaConf.load(path).get("defaults") or []:
+        if isinstance(entry, str):
+            if entry != "_self_":
+                inherited.update(_algorithm_selects(entry))
+            continue
+        for key, value in entry.items():
+            if str(key).startswith("override /"):
+                own[str(key).removeprefix("override /").split("@")[0]] = str(value)
+    return {**inherited, **own}
+
+
+def _default_option(algorithm: str, group: str) -> str | None:
+    """The option of ``group`` that ``algorithm=<algorithm>`` alone composes with."""
+    return _algorithm_selects(algorithm).get(group) or _primary_defaults().get(group)
+
+
+def _models_for(algorithm: str) -> list[str]:
+    """The options of conf/model/ that ``algorithm`` accepts, the one it selects first."""
+    from dpbench.algorithms.registry import algorithm_class
+
+    cls = algorithm_class(algorithm)
+    fits = []
+    for name in group_choices("model"):
+        section = OmegaConf.to_container(OmegaConf.load(config_dir() / "model" / f"{name}.yaml"), resolve=True)
+        if not isinstance(section, dict) or _MODEL_KINDS.get(section.get("loss"), "glm") != cls.problem_kind:
+            continue
+        section.pop("defaults", None)
+        try:
+            loss = _model_config(section, name, algorithm).loss
+        except ConfigError:
+            continue
+        if cls.supported_losses is None or loss in cls.supported_losses:
+            fits.append(name)
+    default = _default_option(algorithm, "model")
+    return sorted(fits, key=lambda name: name != default)
+
+
+def _models_phrase(algorithm: str) -> str:
+    """``model=liu_l2_svm (its default) or chen_lee_svm, liu_l1_svm, svm``: what ``algorithm`` takes."""
+    models = _models_for(algorithm)
+    if not models:
+        return "a model it supports"
+    first, rest = models[0], models[1:]
+    if not rest:
+        return f"model={first}"
+    default = " (its default)" if first == _default_option(algorithm, "model") else ""
+    return f"model={first}{default} or {', '.join(rest)}"
+
+
+def _dataset_example(algorithm: str) -> str:
+    """A dataset ``algorithm`` runs on: the one it selects, else synthetic_pwa (han_pwa) or adult."""
+    from dpbench.algorithms.registry import algorithm_class
+    from dpbench.pwa.dataset import PWA_DATASETS
+
+    selected = _algorithm_selects(algorithm).get("dataset")
+    if selected:
+        return selected
+    return PWA_DATASETS[0] if algorithm_class(algorithm).problem_kind == "pwa" else "adult"
+
+
+class _ModelMismatch(ConfigError):
+    """A model the algorithm cannot run (from_dictconfig adds the models it can)."""
 
 
 def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> ModelConfig:
@@ -502,7 +598,7 @@ def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> Mode
     l1_reg = _number(model.get("l1_reg", 0.0), "model.l1_reg")
     if l1_reg and not algorithm_class(algorithm_name).supports_l1:
         able = sorted(n for n, cls in ALGORITHMS.items() if cls.supports_l1)
-        raise ConfigError(
+        raise _ModelMismatch(
             f"model {name} has an ℓ1 regulariser (model.l1_reg = {l1_reg:g}) that algorithm {algorithm_name} does not "
             f"handle; algorithms with an ℓ1 (proximal) step: {', '.join(able)}"
         )

@@ -35,6 +35,7 @@ from dpbench.algorithms.registry import algorithm_class, make_algorithm
 from dpbench.config import RunConfig, default_cache_dir
 from dpbench.data import Dataset, clip_rows, load_dataset
 from dpbench.errors import ConfigError, DpbenchError, PrivacyViolation
+from dpbench.locking import job_lock
 from dpbench.privacy.accountant import Accountant, Ledger, make_accountant
 from dpbench.privacy.filter import filter_accountant, stopping_rule
 from dpbench.privacy.neighbouring import (
@@ -50,11 +51,14 @@ from dpbench.results import (
     RUN_FILE,
     TRACE_COLUMNS,
     clear_error_marker,
+    param_columns,
     read_finished,
     record_failure,
+    trace_identity,
     write_json,
     write_parquet,
 )
+from dpbench.resume import RunStore
 from dpbench.schema import column_classes
 from dpbench.tuning import FitContext, fit, trial_budget
 
@@ -102,7 +106,15 @@ def run_job(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | Non
     GLM jobs run fold × rep one by one; han_pwa jobs (``problem_kind == "pwa"``) run all reps of
     their configuration as arrays (:func:`dpbench.pwa.job.run_pwa`); kusner_bo jobs (``"bo"``) tune
     hyper-parameters on cached validation scores (:func:`dpbench.bo.job.run_bo`). All write the same files.
-    An exception leaves ``error.json`` in ``out_dir``; skipping or starting the job again removes it."""
+    An exception leaves ``error.json`` in ``out_dir``; skipping or starting the job again removes it.
+    The job holds ``out_dir``'s lock (:mod:`dpbench.locking`) while it runs, and a GLM job resumes
+    from the runs an interrupted attempt finished (:mod:`dpbench.resume`)."""
+    with job_lock(out_dir):  # a second process running the same job waits, then skips it
+        return _run_locked(cfg, Path(out_dir), resolved_config)
+
+
+def _run_locked(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | None) -> pd.DataFrame:
+    """:func:`run_job`'s work, under the job's lock."""
     results_path = out_dir / RESULTS_FILE
     finished = None if cfg.force else read_finished(results_path)
     if finished is not None:
@@ -118,6 +130,9 @@ def run_job(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | Non
     if results_path.exists() and not cfg.force:
         log.warning("%s is unreadable or incomplete; rerunning the job", results_path)
     clear_error_marker(out_dir)  # this attempt supersedes an earlier failure
+    store = RunStore(out_dir, cfg.config_hash)
+    if cfg.force:
+        store.clear()
 
     kind = algorithm_class(cfg.algorithm).problem_kind
     with use_sampler(cfg.privacy.sampler):
@@ -130,16 +145,19 @@ def run_job(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | Non
 
             results, trace, dataset_info, ledgers = run_bo(cfg)
         else:
-            results, trace, dataset_info, ledgers = _run_glm(cfg)
+            results, trace, dataset_info, ledgers = _run_glm(cfg, store)
     column_classes("results", results.columns)  # an unclassified column stops the job before any file is written
     write_parquet(trace, out_dir / "trace.parquet", table="trace")
     write_json(_run_metadata(cfg, dataset_info, resolved_config, ledgers), out_dir / RUN_FILE)
     write_parquet(results, results_path, table="results")  # last: its presence marks the job finished
+    store.clear()
     return results
 
 
-def _run_glm(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], list[dict[str, Any]]]:
-    """Every fold × rep of a GLM job: (results, trace, dataset info, ledger summaries)."""
+def _run_glm(cfg: RunConfig, store: RunStore) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], list[dict[str, Any]]]:
+    """Every fold × rep of a GLM job: (results, trace, dataset info, ledger summaries). Runs found
+    finished in ``store`` (an interrupted earlier attempt) are taken from it; every other run is stored
+    as soon as it ends (:mod:`dpbench.resume`)."""
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
     dataset = load_dataset(
         cfg.dataset, cfg.dataset_options, data_dir=cfg.data_dir, allow_download=cfg.allow_download, scaling=cfg.scaling
@@ -151,17 +169,23 @@ def _run_glm(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]
     rows: list[dict[str, Any]] = []
     traces: list[pd.DataFrame] = []
     ledgers: list[dict[str, Any]] = []
+    n_resumed = 0
     bar = tqdm(total=len(splits) * cfg.reps, desc=f"{cfg.algorithm} on {cfg.dataset}", disable=not cfg.progress)
     for fold, split in enumerate(splits):
         fstar = optimum(split, cfg, dataset.checksum, fold)
         for rep in range(cfg.reps):
-            row, trace, ledger_summary = _run_one(algorithm, split, cfg, dataset, fold, rep, fstar, identity)
+            (row, trace, ledger_summary), resumed = store.run(
+                fold, rep, functools.partial(_run_one, algorithm, split, cfg, dataset, fold, rep, fstar, identity)
+            )
+            n_resumed += resumed
             rows.append(row)
             traces.append(trace)
             ledgers.append({"fold": fold, "rep": rep, **ledger_summary})
             bar.update()
             bar.set_postfix(acc=f"{row['test_accuracy']:.3f}", eps=f"{row['eps_spent']:.3g}")
     bar.close()
+    if n_resumed:
+        log.info("resumed: %d of %d runs were already finished in %s", n_resumed, len(rows), store.dir)
 
     trace = pd.concat(traces, ignore_index=True) if traces else pd.DataFrame(columns=TRACE_COLUMNS)
     dataset_info = {"name": dataset.name, "checksum": dataset.checksum, **dataset.info}
@@ -210,9 +234,7 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
     trace = pd.DataFrame(tracer.rows) if tracer.rows else pd.DataFrame(columns=TRACE_COLUMNS[2:], dtype=float)
     trace.insert(0, "rep", rep)
     trace.insert(0, "fold", fold)
-    trace["algorithm"] = cfg.algorithm
-    trace["dataset"] = cfg.dataset
-    trace["eps"] = cfg.privacy.eps
+    trace = trace.assign(**trace_identity(cfg))
     summary = ledger.summary() if ledger is not None else {"accountant": "none", "eps_spent": math.inf}
     if fitted.info:
         summary["tuning"] = fitted.info
@@ -293,13 +315,15 @@ def identity_columns(cfg: RunConfig) -> dict[str, Any]:
 
 
 def provenance_columns(cfg: RunConfig, dataset_checksum: str, scaling: str = "none") -> dict[str, Any]:
-    """The results columns that say where a row comes from: preset, hyper-parameters, data (and how its
-    features were scaled), config, version. ``guarantee_valid`` is False when the data were prepared
-    with something the privacy guarantee does not cover (``data.scaling=whole_file``)."""
+    """The results columns that say where a row comes from: preset, hyper-parameters (as JSON in
+    ``params`` and one ``p_<name>`` column each), data (and how its features were scaled), config,
+    version. ``guarantee_valid`` is False when the data were prepared with something the privacy
+    guarantee does not cover (``data.scaling=whole_file``)."""
     return {
         "experiment": cfg.experiment,
         "variant": cfg.variant,
         "params": json.dumps(cfg.algorithm_params, sort_keys=True),
+        **param_columns(cfg.algorithm_params),
         "scaling": scaling,
         "guarantee_valid": scaling != "whole_file" and cfg.tuning.mode != "oracle",
         "dataset_checksum": dataset_checksum,

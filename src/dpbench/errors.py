@@ -9,6 +9,11 @@ class ConfigError(DpbenchError):
     """A configuration value is invalid; the message names the key and the value."""
 
 
+class BudgetError(ConfigError, ValueError):
+    """The privacy budget (privacy.eps, privacy.delta) cannot pay for the method as configured (a
+    ValueError too, for callers of the privacy functions)."""
+
+
 class DataError(DpbenchError):
     """A dataset file is missing, unreadable or malformed; the message says what to put where."""
 

@@ -2,7 +2,12 @@
 (iteration-level) and one ``run.json`` per job, written atomically (temp file + rename).
 
 A job that raised leaves ``error.json`` instead (exception type, one-line message, time, traceback);
-the next attempt of that job removes it. ``dpbench-status`` reads both (:mod:`dpbench.status`)."""
+the next attempt of that job removes it. ``dpbench-status`` reads both (:mod:`dpbench.status`).
+
+Every results row carries the method's hyper-parameters twice: as the JSON ``params`` and as one flat
+column ``p_<name>`` each (:func:`param_columns`); every trace row carries the identity of its job
+(:func:`trace_identity`), so the traces of many jobs concatenate without colliding. :func:`load` reads
+the files of one job, a sweep or a whole tree into one frame."""
 
 from __future__ import annotations
 
@@ -12,16 +17,21 @@ import os
 import platform
 import tempfile
 import traceback
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dpbench.errors import DpbenchError
 from dpbench.permissions import apply_umask
 from dpbench.schema import column_classes
+
+if TYPE_CHECKING:
+    from dpbench.config import RunConfig
 
 RESULTS_FILE = "results.parquet"
 TRACE_FILE = "trace.parquet"
@@ -38,6 +48,25 @@ RESULT_COLUMNS = (
     "grad_evals", "obj_evals", "wall_time_s", "config_hash", "dpbench_version",
 )
 TRACE_COLUMNS = ("fold", "rep", "iteration", "train_objective", "step_size", "eps_spent")
+PARAM_PREFIX = "p_"  # results column p_<name>: the method's hyper-parameter <name>
+TABLE_FILES = {"results": RESULTS_FILE, "trace": TRACE_FILE}
+
+
+def param_columns(params: Mapping[str, Any]) -> dict[str, Any]:
+    """One results column per hyper-parameter, ``p_<name>``: scalars and None as they are, lists and
+    dicts as JSON (sorted keys), so that runs differing in one hyper-parameter differ in one column."""
+    return {f"{PARAM_PREFIX}{name}": _flat(value) for name, value in params.items()}
+
+
+def _flat(value: Any) -> Any:
+    return value if value is None or isinstance(value, (bool, int, float, str)) else json.dumps(value, sort_keys=True)
+
+
+def trace_identity(cfg: RunConfig) -> dict[str, Any]:
+    """The columns every trace row carries besides fold, rep and iteration: what ran (algorithm,
+    dataset, ε) and which job (seed, config hash), so that no two jobs' trace rows coincide."""
+    return {"algorithm": cfg.algorithm, "dataset": cfg.dataset, "eps": cfg.privacy.eps, "seed": cfg.seed,
+            "config_hash": cfg.config_hash}
 
 
 def _atomic_write(path: Path, write) -> None:
@@ -141,3 +170,44 @@ def read_error_marker(out_dir: Path) -> dict[str, Any] | None:
 def clear_error_marker(out_dir: Path) -> None:
     """Remove ``out_dir/error.json`` if present (a new attempt of the job supersedes it)."""
     (Path(out_dir) / ERROR_FILE).unlink(missing_ok=True)
+
+
+# -------------------------------------------------------------------------------- loading
+def load(path: str | Path, table: str = "results") -> pd.DataFrame:
+    """Every ``results.parquet`` (or ``trace.parquet``, ``table="trace"``) under ``path`` — one job's
+    directory, a sweep directory or any tree of them; a parquet file is read as it is — as one frame,
+    with ``job_dir``, the job's directory relative to ``path`` ("." for ``path`` itself).
+
+    Each file is read on its own, so ``key=value`` directory names are never taken for hive partitions.
+    Results written before the ``p_<name>`` columns get them from ``params``. Raises DpbenchError when
+    ``path`` does not exist, holds no such file, or holds one that is not readable parquet."""
+    if table not in TABLE_FILES:
+        raise ValueError(f"table must be one of {', '.join(TABLE_FILES)}, got {table!r}")
+    path = Path(path)
+    if not path.exists():
+        raise DpbenchError(f"no such file or directory: {path}")
+    root, files = (path.parent, [path]) if path.is_file() else (path, sorted(path.rglob(TABLE_FILES[table])))
+    if not files:
+        raise DpbenchError(f"no {TABLE_FILES[table]} found under {path}")
+    frames = [_read_table(file).assign(job_dir=file.parent.relative_to(root).as_posix()) for file in files]
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return with_param_columns(frame) if table == "results" else frame
+
+
+def _read_table(file: Path) -> pd.DataFrame:
+    """One parquet file as a frame, read without any partition discovery; DpbenchError when unreadable."""
+    try:
+        return pq.ParquetFile(file).read().to_pandas()
+    except (OSError, pa.ArrowException) as exc:
+        raise DpbenchError(f"{file} is not a readable parquet file ({one_line(exc)}); rerun its job or remove it") from None
+
+
+def with_param_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the ``p_<name>`` columns its ``params`` imply but it lacks (results written before
+    they existed); values of columns already present are kept."""
+    if "params" not in df.columns or df.empty:
+        return df
+    parsed = {text: param_columns(json.loads(text)) for text in df["params"].dropna().unique()}
+    derived = pd.DataFrame([parsed.get(text, {}) for text in df["params"]], index=df.index)
+    missing = [c for c in derived.columns if c not in df.columns]
+    return pd.concat([df, derived[missing]], axis=1) if missing else df

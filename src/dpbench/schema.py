@@ -14,7 +14,8 @@ listed on docs/schema.md (generated: ``python -m dpbench.schema > docs/schema.md
   published as a private output.
 
 Writing a column that is not classified here is an error (:func:`column_classes`), so a new column
-cannot slip into the files unclassified.
+cannot slip into the files unclassified. A name ending in ``*`` classifies every column with that prefix
+(``p_*``: one column per hyper-parameter of the method).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ RESULTS: Mapping[str, tuple[str, str]] = {
     "fold": (PUBLIC, _ID), "rep": (PUBLIC, _ID), "seed": (PUBLIC, _ID), "folds": (PUBLIC, _ID),
     "experiment": (PUBLIC, "preset name"), "variant": (PUBLIC, "preset variant"),
     "params": (PUBLIC, "the method's hyper-parameters (JSON)"),
+    "p_*": (PUBLIC, "one hyper-parameter of the method: p_<name> = params[name] (lists and dicts as JSON)"),
     "scaling": (PUBLIC, "feature scaling: public (declared ranges), whole_file (outside the guarantee) or none"),
     "guarantee_valid": (PUBLIC, "False when something the guarantee does not cover prepared the data (whole_file scaling) or chose the hyper-parameters (tuning=oracle)"),
     "tuning": (PUBLIC, "how the hyper-parameters were chosen: fixed, private (repeat-and-select, paid) or oracle (test fold, not private)"),
@@ -106,7 +108,7 @@ RESULTS: Mapping[str, tuple[str, str]] = {
 
 TRACE: Mapping[str, tuple[str, str]] = {
     "fold": (PUBLIC, _ID), "rep": (PUBLIC, _ID), "algorithm": (PUBLIC, _ID), "dataset": (PUBLIC, _ID),
-    "eps": (PUBLIC, _ID),
+    "eps": (PUBLIC, _ID), "seed": (PUBLIC, _ID), "config_hash": (PUBLIC, _ID),
     "iteration": (RELEASE, "iteration index on the released path"),
     "train_objective": (MEASUREMENT, "exact training objective of the iterate"),
     "test_accuracy": (MEASUREMENT, "test-fold accuracy of the iterate"),
@@ -137,17 +139,30 @@ class UnclassifiedColumn(ValueError):
     """A column is about to be written that :mod:`dpbench.schema` does not classify."""
 
 
+def _entry(registry: Mapping[str, tuple[str, str]], column: str) -> tuple[str, str] | None:
+    """The registry's (class, meaning) of ``column``: its own entry, else that of a ``prefix*`` name it starts with."""
+    if column in registry:
+        return registry[column]
+    return next((entry for name, entry in registry.items() if name.endswith("*") and column.startswith(name[:-1])), None)
+
+
+def column_class(table: str, column: str) -> str | None:
+    """The class of one ``results`` or ``trace`` column, None when the registry does not know it."""
+    entry = _entry(TABLES[table], column)
+    return entry[0] if entry else None
+
+
 def column_classes(table: str, columns: Iterable[str]) -> dict[str, str]:
     """``{column: class}`` for the columns of a ``results`` or ``trace`` table; raises
     :class:`UnclassifiedColumn` naming every column the registry does not know."""
     registry = TABLES[table]
-    columns = list(columns)
-    unknown = [c for c in columns if c not in registry]
+    entries = {c: _entry(registry, c) for c in columns}
+    unknown = [c for c, entry in entries.items() if entry is None]
     if unknown:
         raise UnclassifiedColumn(
             f"{table} column(s) {', '.join(unknown)} not classified as public/release/measurement in dpbench/schema.py"
         )
-    return {c: registry[c][0] for c in columns}
+    return {c: entry[0] for c, entry in entries.items()}
 
 
 def markdown() -> str:

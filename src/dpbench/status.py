@@ -32,6 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from dpbench.console import console_command
 from dpbench.errors import DpbenchError
 from dpbench.results import (
     ERROR_FILE,
@@ -294,6 +295,7 @@ def format_report(report: SweepReport, *, only_unfinished: bool = False) -> str:
     return "\n".join(lines)
 
 
+@console_command("dpbench-status")
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``dpbench-status`` and ``python -m dpbench.status``; returns the exit status."""
     parser = argparse.ArgumentParser(

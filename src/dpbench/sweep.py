@@ -4,8 +4,9 @@
 ``conf/config.yaml``). Its multirun hooks run in the process that launched the sweep, whatever the
 launcher (joblib, submitit, Ray): ``on_multirun_start`` removes a stale manifest, ``on_multirun_end``
 writes the new one from :func:`dpbench.status.sweep_status`, the logic of ``dpbench-status``. Hydra
-skips ``on_multirun_end`` when a job failed (the sweeper re-raises its exception), so the ``dpbench``
-command calls :func:`finish_open_sweeps` on its way out and the manifest then lists the failures too.
+skips ``on_multirun_end`` when the sweep raised (a bug in a job, Ctrl-C), so the ``dpbench`` command
+calls :func:`finish_open_sweeps` on its way out and the manifest then lists the failures too; it reads
+the reports (:func:`finish_open_sweeps` returns them) to end a sweep with failed jobs in one line.
 A sweep killed outright (SIGKILL, a lost node) has no manifest; ``dpbench-status`` works without it.
 """
 
@@ -23,6 +24,8 @@ log = logging.getLogger("dpbench")
 
 #: Callbacks whose multirun started in this process and has not written its manifest yet.
 _OPEN: list[ManifestCallback] = []
+#: The reports of the multiruns that ended in this process (their manifests are written).
+_ENDED: list = []
 
 
 class ManifestCallback(Callback):
@@ -60,13 +63,16 @@ class ManifestCallback(Callback):
         except Exception as exc:  # a report must never turn a finished sweep into a failed one
             log.warning("cannot write the sweep manifest in %s: %s", self._sweep_dir, exc)
             return None
+        _ENDED.append(report)
         level = logging.INFO if report.complete and not raised else logging.WARNING
         log.log(level, "%s; manifest: %s (dpbench-status %s lists the jobs)", report.summary(), path, self._sweep_dir)
         return path
 
 
-def finish_open_sweeps() -> None:
+def finish_open_sweeps() -> list:
     """Write the manifest of every multirun that started in this process but did not reach
-    ``on_multirun_end`` (a job failed, or the sweep was interrupted)."""
+    ``on_multirun_end`` (the sweep raised, or was interrupted); returns the
+    :class:`~dpbench.status.SweepReport` of every multirun that ended in this process."""
     for callback in _OPEN[:]:  # a copy: finish() removes the callback from _OPEN
         callback.finish(raised=True)
+    return list(_ENDED)

@@ -171,9 +171,9 @@ SMALL = ("model=bo", "dataset=synthetic_logreg", "dataset.n=1500", "dataset.d=5"
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        (("algorithm=kusner_alg1",), r"model=logreg does not fit algorithm=kusner_alg1, which needs kusner_bo's model=bo"),
+        (("algorithm=kusner_alg1", "model=logreg"), r"model=logreg does not fit algorithm=kusner_alg1, which needs kusner_bo's model=bo"),
         (("model=bo",), r"model=bo does not fit algorithm=dp_blsgd"),
-        (("model=bo", "algorithm=kusner_alg3"), r"algorithm kusner_alg3 cannot tune bo.target=svm_rbf; it supports bo.target=logreg"),
+        (("algorithm=kusner_alg3", "bo.target=svm_rbf"), r"algorithm kusner_alg3 cannot tune bo.target=svm_rbf; it supports bo.target=logreg"),
         (("model=bo", "algorithm=kusner_alg1", "bo.target=forest"), r"bo.target must be one of svm_rbf, logreg, got 'forest'"),
         (("model=bo", "algorithm=kusner_alg1", "+bo.folds=3"), r"bo.folds is not a bo setting"),
         (("model=bo", "algorithm=kusner_alg1", "bo.validation_size=20000"), r"bo.pool_size \(20000\) must exceed"),

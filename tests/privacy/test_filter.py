@@ -133,7 +133,7 @@ def test_fixed_filter_order_is_the_best_order_for_the_planned_composition():
     k = max(j for j in range(1, 10_000) if eps_from_rdp(DEFAULT_ORDERS, j * one, DELTA)[0] <= EPS)
     eps_by_order = [eps_from_rdp(np.array([a]), np.array([k * c]), DELTA)[0] for a, c in zip(DEFAULT_ORDERS, one)]
     assert order == DEFAULT_ORDERS[int(np.argmin(eps_by_order))]
-    with pytest.raises(ValueError, match="not even one planned step"):
+    with pytest.raises(ValueError, match="cannot pay for even one planned step"):
         fixed_filter_order(GaussianEvent(0.01), EPS, DELTA)
 
 

@@ -99,7 +99,7 @@ def test_an_overspending_mechanism_is_a_privacy_violation(compose_run_config, tm
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        (("algorithm=pwa_subgradient",), r"dataset=synthetic_logreg and model=logreg do not fit algorithm=pwa_subgradient, which needs han_pwa's dataset=synthetic_pwa model=pwa"),
+        (("algorithm=pwa_subgradient", "dataset=synthetic_logreg", "model=logreg"), r"dataset=synthetic_logreg and model=logreg do not fit algorithm=pwa_subgradient, which needs han_pwa's dataset=synthetic_pwa model=pwa"),
         (("dataset=synthetic_pwa",), r"dataset=synthetic_pwa does not fit algorithm=dp_blsgd, which needs a linear-model dataset"),
         (("dataset=synthetic_pwa", "model=pwa"), r"dataset=synthetic_pwa and model=pwa do not fit algorithm=dp_blsgd"),
         (("algorithm=dp_sgd", "model=pwa"), r"model=pwa does not fit algorithm=dp_sgd"),

@@ -75,7 +75,10 @@ import scipy.sparse as sp
 from dpbench.algorithms.base import Algorithm, FitResult, Tracer
 from dpbench.errors import ConfigError
 from dpbench.privacy.events import PureDPEvent
-from dpbench.privacy.mechanisms import exponential_mechanism, exponential_mechanism_probabilities
+from dpbench.privacy.mechanisms import (
+    exponential_mechanism,
+    exponential_mechanism_probabilities,
+)
 
 CROSSOVERS = ("one_point", "uniform")
 _BLOCK_ELEMENTS = 1 << 22  # at most ~4M margins (32 MB) in memory at once when scoring a population

@@ -14,9 +14,9 @@ from dpbench.algorithms.dp_sgd import DPSGD
 from dpbench.algorithms.kuru import KURU_METHODS
 from dpbench.algorithms.liu_dda import DDA_METHODS
 from dpbench.algorithms.objpert import ObjPert
-from dpbench.bo.algorithms import BO_METHODS
 from dpbench.algorithms.output_perturbation import OutPertGD, OutPertRSGD
 from dpbench.algorithms.privgene import PrivGene
+from dpbench.bo.algorithms import BO_METHODS
 from dpbench.errors import ConfigError
 from dpbench.pwa.algorithms import PWA_METHODS
 

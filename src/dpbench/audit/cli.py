@@ -21,6 +21,7 @@ from dpbench.audit.suite import (
     run_suite,
     to_frame,
 )
+from dpbench.console import console_command
 
 COLUMNS = ("mechanism", "claimed ε", "δ", "ε̂ lower bound", "N", "event", "verdict")
 
@@ -69,7 +70,9 @@ def _list() -> str:
     return "\n".join(lines)
 
 
+@console_command("dpbench-audit")
 def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``dpbench-audit``; returns the exit status."""
     args = _parser().parse_args(argv)
     if args.list:
         print(_list())

@@ -47,6 +47,7 @@ from dpbench.errors import DpbenchError, PrivacyViolation
 from dpbench.privacy.accountant import Ledger, make_accountant
 from dpbench.privacy.events import ApproxDPEvent
 from dpbench.privacy.neighbouring import run_budget
+from dpbench.results import trace_identity
 
 __all__ = ["run_bo"]
 
@@ -176,7 +177,7 @@ def _trace(cfg: RunConfig, rep: int, release: BORelease) -> pd.DataFrame:
     return pd.DataFrame({
         "fold": 0, "rep": rep, "iteration": np.arange(1, run.indices.shape[0] + 1),
         "candidate": run.indices.astype(int), "value": run.values, "best_so_far": np.maximum.accumulate(run.values),
-        "algorithm": cfg.algorithm, "dataset": cfg.dataset, "eps": cfg.privacy.eps,
+        **trace_identity(cfg),
     })
 
 

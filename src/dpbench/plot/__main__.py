@@ -1,5 +1,7 @@
 """``python -m dpbench.plot`` is the ``dpbench-plot`` command."""
 
+import sys
+
 from dpbench.plot.cli import main
 
-main()
+sys.exit(main())

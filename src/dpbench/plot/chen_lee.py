@@ -1,7 +1,8 @@
 """Figures of chen_lee (Figs 1–2) from the parquet results of ``experiment=chen_lee_fig1|fig2``.
 
 Hyper-parameter values are read from each row's ``params`` (the algorithm's resolved settings),
-so a point is placed by what actually ran, not by its variant's name.
+so a point is placed by what actually ran, not by its variant's name. A point or a method's curve
+shows one configuration: rows that would pool several are refused (:mod:`dpbench.plot.configs`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from dpbench.errors import DpbenchError  # noqa: E402
+from dpbench.plot.configs import check_one_configuration
 from dpbench.plot.generic import accuracy_table, metrics_vs_eps  # noqa: E402
+
+FIG34 = "chen_lee Figs 3–4"  # a curve per method: one configuration of each per (dataset, ε)
 
 # (variant prefix, axis label, parameter read from `params`, categorical?) — the six panels of Fig. 1
 FIG1_PANELS = (
@@ -56,6 +60,7 @@ def fig1(df: pd.DataFrame) -> Figure:
     for ax, (prefix, label, param, categorical) in zip(axes.ravel(), FIG1_PANELS):
         rows = df[df["variant"].str.startswith(prefix + "_") | (df["variant"] == "default")].copy()
         rows["x"] = _panel_x(rows, param)
+        check_one_configuration(rows, ["eps", "x"], f"chen_lee.fig1, panel {label}")
         for marker, (eps, group) in zip(EPS_MARKERS, rows.groupby("eps")):
             stats = group.groupby("x")["test_accuracy"].agg(["mean", "std"]).reset_index()
             positions = np.arange(len(stats)) if categorical else stats["x"].astype(float)
@@ -80,6 +85,7 @@ def fig2(df: pd.DataFrame) -> Figure:
     if "sampling_rate" not in df.columns or df["sampling_rate"].isna().all():
         raise DpbenchError("no rows with a sampling_rate: run `dpbench -m experiment=chen_lee_fig2` first")
     df = df[df["sampling_rate"].notna()]
+    check_one_configuration(df, ["sampling_rate"], "chen_lee.fig2")
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for column, label, marker in (("grad_evals", "gradient evaluations", "o"), ("obj_evals", "objective evaluations", "s")):
         stats = df.groupby("sampling_rate")[column].agg(["mean", "std"]).reset_index()
@@ -98,18 +104,22 @@ def fig2(df: pd.DataFrame) -> Figure:
 
 def fig3(df: pd.DataFrame) -> Figure:
     """chen_lee Fig. 3 / Fig. 4: test accuracy (top) and training objective (bottom) against ε, one
-    column per dataset, majority and non-private as reference lines (mean ± std over folds × reps)."""
-    return metrics_vs_eps(df, [("test_accuracy", "test accuracy"), ("train_objective", "objective")])
+    column per dataset, majority and non-private as reference lines (mean ± std over folds × reps).
+    A method with more than one configuration at a (dataset, ε) is refused: the figure has a line per method."""
+    check_one_configuration(df, ["algorithm", "dataset", "eps"], FIG34)
+    return metrics_vs_eps(df, [("test_accuracy", "test accuracy"), ("train_objective", "objective")], FIG34)
 
 
 def comparison_table(df: pd.DataFrame) -> str:
     """The ranked accuracy table of Figs 3–4 (:func:`~dpbench.plot.generic.accuracy_table`) followed
-    by chen_lee's claims of Sec 5.6, each checked against these runs with the numbers behind it."""
+    by chen_lee's claims of Sec 5.6, each checked against these runs with the numbers behind it. A
+    method with more than one configuration at a (dataset, ε) is refused: the claims compare methods."""
+    check_one_configuration(df, ["algorithm", "dataset", "eps"], FIG34)
     means = df.groupby(["dataset", "eps", "algorithm"])["test_accuracy"].mean()
     private = df[df["private"].astype(bool)]
     ranks = private.groupby(["dataset", "eps", "algorithm"])["test_accuracy"].mean()
     ranks = ranks.groupby(level=["dataset", "eps"]).rank(ascending=False, method="min")
-    lines = [accuracy_table(df), "## chen_lee's claims, checked against these runs", ""]
+    lines = [accuracy_table(df, FIG34), "## chen_lee's claims, checked against these runs", ""]
     lines += claim_beats(means, ("dp_blsgd", "dp_blgd"), "dp_agd")
     lines += _claim_wins(ranks, means, "outpert_rsgd", "bank")
     lines += claim_weak_at_small_eps(ranks, means, ("objpert", "dp_sgd"))

@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from dpbench.console import console_command
 from dpbench.errors import DpbenchError
 
 
@@ -23,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@console_command("dpbench-plot")
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``dpbench-plot`` console script."""
     from dpbench.plot.registry import FIGURES
@@ -59,6 +61,9 @@ def main(argv: list[str] | None = None) -> None:
             written.append(str(path))
     except DpbenchError as exc:
         print(f"dpbench-plot: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except OSError as exc:  # an output directory that cannot be written
+        print(f"dpbench-plot: error: {exc.filename or args.out}: {exc.strerror or exc}", file=sys.stderr)
         sys.exit(2)
     source = "analytic" if data is None else f"{len(data)} result rows"
     print(f"{recipe.name}: {source} → {', '.join(written)}")

@@ -1,7 +1,10 @@
 """Generic figures over any sweep: a metric against ε, one panel per dataset.
 
-Error bars are one standard deviation over folds × reps; non-private references (the
-non-private optimum and the majority class) are drawn as horizontal lines.
+A curve is one configuration: rows of one algorithm that differ in a hyper-parameter or another
+recorded setting are separate curves, labelled by what differs (:func:`dpbench.plot.configs.curve_labels`);
+rows that differ only in what the results do not record are refused. Error bars are one standard
+deviation over seeds × folds × reps; non-private references (the non-private optimum and the
+majority class) are drawn as horizontal lines.
 """
 
 from __future__ import annotations
@@ -14,38 +17,49 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from dpbench.errors import DpbenchError  # noqa: E402
+from dpbench.plot.configs import check_one_configuration, curve_labels
 
 REFERENCE_STYLES = {"nonprivate": ("--", "black"), "majority": (":", "grey")}
 
 
-def algorithm_colours(algorithms: pd.Series) -> dict[str, str]:
-    """One colour per algorithm for the whole figure (sorted names → matplotlib's C0, C1, …), so a
+def curve_colours(curves: pd.Series) -> dict[str, str]:
+    """One colour per curve for the whole figure (sorted labels → matplotlib's C0, C1, …), so a
     panel where a method is missing does not shift the others' colours away from the legend."""
-    return {name: f"C{i % 10}" for i, name in enumerate(sorted(algorithms.unique()))}
+    return {name: f"C{i % 10}" for i, name in enumerate(sorted(curves.unique()))}
 
 
-def metrics_vs_eps(df: pd.DataFrame, rows: list[tuple[str, str]]) -> Figure:
+def with_curves(df: pd.DataFrame, figure: str) -> pd.DataFrame:
+    """``df`` with a ``curve`` column, one label per configuration (:func:`~dpbench.plot.configs.curve_labels`);
+    DpbenchError when one curve would still pool configurations the results do not tell apart."""
+    out = df.assign(curve=curve_labels(df))
+    check_one_configuration(out, ["curve", "dataset", "eps"], figure)
+    return out
+
+
+def metrics_vs_eps(df: pd.DataFrame, rows: list[tuple[str, str]], figure: str = "this figure") -> Figure:
     """One row of panels per (metric, label) in ``rows``, one column per dataset; a line per
-    private algorithm (mean ± std over folds × reps at each ε), references as horizontal lines."""
+    private configuration (mean ± std over seeds × folds × reps at each ε), references as horizontal
+    lines; ``figure`` names the figure in a refusal."""
     for metric, _ in rows:
         if metric not in df.columns:
             raise DpbenchError(f"the results have no {metric!r} column")
+    df = with_curves(df, figure)
     private = df["private"].astype(bool) if "private" in df.columns else pd.Series(True, index=df.index)
     datasets = sorted(df["dataset"].unique())
-    colours = algorithm_colours(df.loc[private, "algorithm"])
+    colours = curve_colours(df.loc[private, "curve"])
     fig, axes = plt.subplots(len(rows), len(datasets), figsize=(4.4 * len(datasets), 3.4 * len(rows)), squeeze=False)
     for row, (metric, label) in zip(axes, rows):
         for ax, dataset in zip(row, datasets):
             here = df["dataset"] == dataset
-            for algorithm, group in df[here & private].groupby("algorithm"):
+            for curve, group in df[here & private].groupby("curve"):
                 stats = group.groupby("eps")[metric].agg(["mean", "std"]).reset_index()
                 ax.errorbar(stats["eps"], stats["mean"], yerr=stats["std"].fillna(0.0), marker="o", capsize=3,
-                            color=colours[algorithm], label=algorithm)
-            for algorithm, group in df[here & ~private].groupby("algorithm"):
+                            color=colours[curve], label=curve)
+            for (curve, algorithm), group in df[here & ~private].groupby(["curve", "algorithm"]):
                 style, color = REFERENCE_STYLES.get(algorithm, ("-.", "tab:brown"))
                 value = group[metric].mean()
                 if pd.notna(value):
-                    ax.axhline(value, linestyle=style, color=color, label=algorithm)
+                    ax.axhline(value, linestyle=style, color=color, label=curve)
             ax.set_xscale("log")
             ax.set_xlabel("ε")
             ax.set_ylabel(label)
@@ -62,15 +76,16 @@ def metrics_vs_eps(df: pd.DataFrame, rows: list[tuple[str, str]]) -> Figure:
     return fig
 
 
-def accuracy_table(df: pd.DataFrame) -> str:
-    """Markdown: per dataset and ε, every method's test accuracy (mean ± std over folds × reps) and
-    its rank among the private methods (#1 = best mean); references are listed unranked. When the
-    private methods ran under different neighbouring relations (``privacy.neighbouring=native``, or
-    rows from before one relation per run), the table opens by saying which ran under which."""
+def accuracy_table(df: pd.DataFrame, figure: str = "this table") -> str:
+    """Markdown: per dataset and ε, every configuration's test accuracy (mean ± std over seeds × folds
+    × reps; a row per curve of :func:`metrics_vs_eps`) and its rank among the private ones (#1 = best
+    mean); references are listed unranked. When the private methods ran under different neighbouring
+    relations (``privacy.neighbouring=native``, or rows from before one relation per run), the table
+    opens by saying which ran under which."""
     lines = relations_note(df)
-    for dataset, here in df.groupby("dataset"):
+    for dataset, here in with_curves(df, figure).groupby("dataset"):
         stats = (
-            here.groupby(["algorithm", "eps"])
+            here.groupby(["curve", "eps"])
             .agg(mean=("test_accuracy", "mean"), std=("test_accuracy", "std"), private=("private", "first"))
             .reset_index()
         )
@@ -85,15 +100,15 @@ def accuracy_table(df: pd.DataFrame) -> str:
 
 
 def method_by_eps_table(dataset: str, stats: pd.DataFrame, cell) -> list[str]:
-    """Markdown lines of one dataset's table: a row per ``algorithm`` of ``stats``, a column per ε,
-    each cell ``cell(row of stats)`` ("—" where the method did not run at that ε)."""
+    """Markdown lines of one dataset's table: a row per ``curve`` of ``stats``, a column per ε,
+    each cell ``cell(row of stats)`` ("—" where the configuration did not run at that ε)."""
     epsilons = sorted(stats["eps"].unique())
     lines = [f"### {dataset}", "", "| method | " + " | ".join(f"ε = {e:g}" for e in epsilons) + " |",
              "|---" * (len(epsilons) + 1) + "|"]
-    for algorithm, group in stats.groupby("algorithm"):
+    for curve, group in stats.groupby("curve"):
         by_eps = group.set_index("eps")
         cells = [cell(by_eps.loc[e]) if e in by_eps.index else "—" for e in epsilons]
-        lines.append(f"| {algorithm} | " + " | ".join(cells) + " |")
+        lines.append(f"| {curve} | " + " | ".join(cells) + " |")
     return lines + [""]
 
 
@@ -110,10 +125,10 @@ def relations_note(df: pd.DataFrame) -> list[str]:
 
 
 def accuracy_vs_eps(df: pd.DataFrame) -> Figure:
-    """Test accuracy against ε, one panel per dataset, one line per private algorithm."""
-    return metrics_vs_eps(df, [("test_accuracy", "test accuracy")])
+    """Test accuracy against ε, one panel per dataset, one line per private configuration."""
+    return metrics_vs_eps(df, [("test_accuracy", "test accuracy")], "accuracy-vs-eps")
 
 
 def objective_vs_eps(df: pd.DataFrame) -> Figure:
-    """Training objective against ε, one panel per dataset, one line per private algorithm."""
-    return metrics_vs_eps(df, [("train_objective", "training objective")])
+    """Training objective against ε, one panel per dataset, one line per private configuration."""
+    return metrics_vs_eps(df, [("train_objective", "training objective")], "objective-vs-eps")

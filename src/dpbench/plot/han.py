@@ -25,6 +25,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from dpbench.errors import DpbenchError
+from dpbench.plot.configs import check_one_configuration
 
 __all__ = ["fig1", "fig2", "fig3", "point_stats", "summary"]
 
@@ -91,7 +92,8 @@ def point_stats(df: pd.DataFrame, x: str) -> pd.DataFrame:
 
 
 def _point_stats(runs: pd.DataFrame, x: str) -> pd.DataFrame:
-    """:func:`point_stats` of rows already prepared by :func:`_runs` (not modified)."""
+    """:func:`point_stats` of rows already prepared by :func:`_runs` (not modified); a point holding
+    more than one configuration is refused (:mod:`dpbench.plot.configs`)."""
     runs = runs.copy()
     xcol = AXES[x][0]
     if x == "k":  # Fig. 1 draws a panel per step scale
@@ -99,6 +101,7 @@ def _point_stats(runs: pd.DataFrame, x: str) -> pd.DataFrame:
     else:  # Figs 2–3: a subgradient method at another step is a curve of its own
         runs["method"] = runs["scaled_method"]
         keys = ["method", xcol]
+    check_one_configuration(runs, keys, f"han_pwa, objective against {AXES[x][1]}")
     grouped = runs.groupby(keys, dropna=False)
     out = pd.DataFrame(
         {

@@ -1,5 +1,6 @@
-"""Read every ``results.parquet`` under a set of paths into one DataFrame (and, for figures that
-need iteration-level data, each job's ``trace.parquet`` with it)."""
+"""Read the results (and, for figures that need iteration-level data, the traces) under a set of
+paths into one DataFrame each, through :func:`dpbench.results.load`: each file on its own, never as
+hive partitions, a ``job`` column naming the job's directory (the given path joined with ``job_dir``)."""
 
 from __future__ import annotations
 
@@ -8,34 +9,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.dataset as pads
-import pyarrow.parquet as pq
 
 from dpbench.errors import DpbenchError
-from dpbench.results import RESULTS_FILE, TRACE_FILE
+from dpbench.results import RESULTS_FILE, TRACE_FILE, load
 
 
-def find_results(paths: Iterable[str | Path], name: str = RESULTS_FILE) -> list[Path]:
-    """Files called ``name`` given directly or found recursively under directories."""
-    found: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if not path.exists():
-            raise DpbenchError(f"no such file or directory: {path}")
-        found.extend([path] if path.is_file() else sorted(path.rglob(name)))
-    return found
+def _load(path: Path, table: str) -> pd.DataFrame:
+    """:func:`~dpbench.results.load` of one path, with ``job``: the path's job directory as given."""
+    frame = load(path, table)
+    root = path.parent if path.is_file() else path
+    return frame.assign(job=[str(root / job_dir) for job_dir in frame["job_dir"]])
 
 
-def load_results(paths: Iterable[str | Path], name: str = RESULTS_FILE) -> pd.DataFrame:
-    """All rows of all ``name`` files under ``paths`` (schemas unified across jobs)."""
-    paths = list(paths)
-    files = find_results(paths, name)
-    if not files:
-        raise DpbenchError(f"no {name} found under {', '.join(map(str, paths)) or '(no paths given)'}")
-    schema = pa.unify_schemas([pq.read_schema(f) for f in files], promote_options="permissive")
-    table = pads.dataset([str(f) for f in files], format="parquet", schema=schema).to_table()
-    return table.to_pandas()
+def load_results(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """All rows of every ``results.parquet`` under ``paths`` (files or directories searched recursively)."""
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise DpbenchError(f"no {RESULTS_FILE} found (no paths given)")
+    return pd.concat([_load(path, "results") for path in paths], ignore_index=True)
 
 
 @dataclass(frozen=True)
@@ -53,18 +44,22 @@ class Jobs:
 def load_jobs(paths: Iterable[str | Path]) -> Jobs:
     """Every ``results.parquet`` under ``paths`` and the ``trace.parquet`` written next to it.
 
-    A job without its trace is an error (a partial or foreign results file), never silently skipped.
-    """
-    paths = list(paths)
-    files = find_results(paths, RESULTS_FILE)
-    if not files:
-        raise DpbenchError(f"no {RESULTS_FILE} found under {', '.join(map(str, paths)) or '(no paths given)'}")
-    results, traces = [], []
-    for file in files:
-        trace_file = file.parent / TRACE_FILE
-        if not trace_file.is_file():
-            raise DpbenchError(f"{file} has no {TRACE_FILE} next to it; rerun that job")
-        job = str(file.parent)
-        results.append(pd.read_parquet(file).assign(job=job))
-        traces.append(pd.read_parquet(trace_file).assign(job=job))
-    return Jobs(pd.concat(results, ignore_index=True), pd.concat(traces, ignore_index=True))
+    A job without its trace is an error (a partial or foreign results file), never silently skipped;
+    the traces of jobs without results (still running) are left out."""
+    paths = [Path(p) for p in paths]
+    results = load_results(paths)
+    traces = pd.concat([_load(_trace_path(path), "trace") for path in paths], ignore_index=True)
+    missing = sorted(set(results["job"]) - set(traces["job"]))
+    if missing:
+        raise DpbenchError(f"{Path(missing[0]) / RESULTS_FILE} has no {TRACE_FILE} next to it; rerun that job")
+    return Jobs(results, traces[traces["job"].isin(set(results["job"]))].reset_index(drop=True))
+
+
+def _trace_path(path: Path) -> Path:
+    """Where the traces of ``path`` are: the trace next to a results file, or the directory itself."""
+    if not path.is_file():
+        return path
+    trace = path.parent / TRACE_FILE
+    if not trace.is_file():
+        raise DpbenchError(f"{path} has no {TRACE_FILE} next to it; rerun that job")
+    return trace

@@ -26,8 +26,14 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from dpbench.algorithms.kuru_schedules import error_weights, masg_steps, momentum, optimal_noise  # noqa: E402
+from dpbench.algorithms.kuru_schedules import (  # noqa: E402
+    error_weights,
+    masg_steps,
+    momentum,
+    optimal_noise,
+)
 from dpbench.errors import DpbenchError  # noqa: E402
+from dpbench.plot.configs import check_one_configuration
 from dpbench.plot.io import Jobs  # noqa: E402
 
 # ----------------------------------------------------------------------------- Fig. 1 constants
@@ -186,7 +192,8 @@ def fig2(_data=None) -> Figure:
 
 # ============================================================================= Figs 3–4
 def _settings(jobs: Jobs) -> pd.DataFrame:
-    """One row per run: algorithm, T (requested), c, m label, n_iterations, final gap, plus job/fold/rep."""
+    """One row per run: algorithm, T (requested), c, m label, n_iterations, final gap, plus job/fold/rep.
+    A curve (algorithm, c, T) holding more than one configuration is refused (:mod:`dpbench.plot.configs`)."""
     df = jobs.results
     needed = ("algorithm", "params", "fstar", "train_objective", "n_iterations", "fold", "rep")
     missing = [c for c in needed if c not in df.columns]
@@ -204,6 +211,7 @@ def _settings(jobs: Jobs) -> pd.DataFrame:
     n_train = df["n_train"] if "n_train" in df.columns else pd.Series(np.nan, index=df.index)
     df["m"] = [_batch_label(p.get("batch_size"), n) for p, n in zip(params, n_train)]
     df["gap"] = np.maximum(df["train_objective"] - df["fstar"], GAP_FLOOR)
+    check_one_configuration(df, ["algorithm", "c", "T", "m", "dataset", "eps"], "kuru_acc Figs 3–4")
     return df
 
 

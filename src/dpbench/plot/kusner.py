@@ -31,6 +31,7 @@ from matplotlib.lines import Line2D
 from scipy.stats import spearmanr
 
 from dpbench.errors import DpbenchError
+from dpbench.plot.configs import check_one_configuration
 
 __all__ = ["KusnerResultsError", "fig1", "summary", "utility"]
 
@@ -70,7 +71,8 @@ def _one_setting(rows: pd.DataFrame, columns, hint: str) -> None:
 
 
 def _study_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """The Fig. 1 rows (algorithm kusner_mtgp_likelihood) of one setting, columns checked."""
+    """The Fig. 1 rows (algorithm kusner_mtgp_likelihood) of one setting, columns checked, one
+    configuration per validation size (:mod:`dpbench.plot.configs`)."""
     hint = "run `dpbench -m experiment=kusner_fig1` and plot its sweep directory"
     _require(df, ("algorithm",), "kusner.fig1", hint)
     rows = df[df["algorithm"] == STUDY]
@@ -78,11 +80,13 @@ def _study_rows(df: pd.DataFrame) -> pd.DataFrame:
         raise KusnerResultsError(f"no rows of algorithm {STUDY} (the Fig. 1 study) in these results; {hint}")
     _require(rows, STUDY_COLUMNS, "kusner.fig1", hint)
     _one_setting(rows, STUDY_SETTING, "give one kusner_fig1 sweep per figure")
+    check_one_configuration(rows, ["validation_size"], "kusner.fig1")
     return rows
 
 
 def _tuning_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows of Algorithms 1–3 of one dataset and validation size, columns checked."""
+    """The rows of Algorithms 1–3 of one dataset and validation size, columns checked, one
+    configuration per line and ε (:mod:`dpbench.plot.configs`)."""
     hint = "run `dpbench -m experiment=kusner_utility` (or kusner_utility_logreg) and plot its sweep directory"
     _require(df, ("algorithm",), "kusner.utility", hint)
     rows = df[df["algorithm"].isin(LABELS)]
@@ -90,6 +94,7 @@ def _tuning_rows(df: pd.DataFrame) -> pd.DataFrame:
         raise KusnerResultsError(f"no rows of {', '.join(LABELS)} in these results; {hint}")
     _require(rows, TUNING_COLUMNS, "kusner.utility", hint)
     _one_setting(rows, ("dataset", "validation_size"), "give one dataset and validation size per figure")
+    check_one_configuration(rows, [*SERIES, "eps"], "kusner.utility")
     return rows
 
 

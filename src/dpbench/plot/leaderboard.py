@@ -31,6 +31,7 @@ from scipy import stats  # noqa: E402
 
 from dpbench.errors import DpbenchError  # noqa: E402
 from dpbench.plot.chen_lee import claim_beats, claim_weak_at_small_eps  # noqa: E402
+from dpbench.plot.configs import describe_difference
 
 CELL = ["dataset", "eps"]
 KURU = ("dp_gd", "dp_hb", "dp_nag", "dp_nag_opt", "dp_masg", "dp_masg_opt")
@@ -72,9 +73,11 @@ def check_comparable(df: pd.DataFrame) -> None:
         mixed = configs[configs > 1]
         if len(mixed):
             (algorithm, dataset, eps, mode), count = next(iter(mixed.items()))
+            cell = df[(df["algorithm"] == algorithm) & (df["dataset"] == dataset) & (df["eps"] == eps) & (df["tuning"] == mode)]
             raise DpbenchError(
                 f"{len(mixed)} (method, dataset, ε, tuning) cell(s) hold more than one configuration, e.g. {algorithm} on "
-                f"{dataset} at ε = {eps:g}, tuning={mode} ({count} config_hash values); a leaderboard must not pool them"
+                f"{dataset} at ε = {eps:g}, tuning={mode} ({count} config_hash values: {describe_difference(cell)}); "
+                "a leaderboard must not pool them"
             )
 
 

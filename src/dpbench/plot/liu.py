@@ -34,6 +34,7 @@ from matplotlib.figure import Figure
 
 from dpbench.dda.gossip import activation_probability
 from dpbench.errors import DpbenchError
+from dpbench.plot.configs import check_one_configuration
 from dpbench.plot.io import Jobs
 
 __all__ = ["GAP_FLOOR", "claims", "curves", "fig1", "fig2", "final_stats", "method_runs", "summary"]
@@ -99,13 +100,15 @@ def _iotas(jobs: Jobs, runs: pd.DataFrame) -> pd.Series:
 def method_runs(jobs: Jobs) -> pd.DataFrame:
     """One row per liu_dda run (results row) with ``method``, ``iota`` and ``label`` added.
 
-    Raises DpbenchError when columns are missing or no dp_dda / dp_dda_all_nodes run is present."""
+    Raises DpbenchError when columns are missing, no dp_dda / dp_dda_all_nodes run is present, or a
+    method holds more than one configuration at one ε (:mod:`dpbench.plot.configs`)."""
     _require(jobs.results, RESULT_COLUMNS, "results")
     df = jobs.results[jobs.results["algorithm"].isin((SUBSAMPLED, BASELINE))].copy()
     if df.empty:
         raise DpbenchError(f"no runs of {SUBSAMPLED} or {BASELINE} in these results; {HINT}")
     df["_params"] = [json.loads(p) if isinstance(p, str) else {} for p in df["params"]]
     df["method"] = [_method_key(a, p) for a, p in zip(df["algorithm"], df["_params"])]
+    check_one_configuration(df, ["method", "eps", "dataset", "model"], "liu_dda Figs 1–4")
     df["iota"] = _iotas(jobs, df)
     iota = df.groupby("method")["iota"].mean()
     df["label"] = [label(m, iota[m]) for m in df["method"]]

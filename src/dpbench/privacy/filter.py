@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpbench.errors import BudgetError
 from dpbench.privacy.accountant import Ledger, RDPAccountant
 from dpbench.privacy.events import PrivacyEvent
 from dpbench.privacy.rdp import DEFAULT_ORDERS, FILTER_ORDERS, eps_from_rdp
@@ -28,12 +29,17 @@ from dpbench.privacy.rdp import DEFAULT_ORDERS, FILTER_ORDERS, eps_from_rdp
 def fixed_filter_order(planned_step: PrivacyEvent, epsilon: float, delta: float, **accountant_options) -> float:
     """The order α* of a one-order Rényi filter for a run whose steps are planned as ``planned_step``:
     the order at which k copies of it, k the most the budget (ε, δ) affords under the tight post-hoc
-    conversion, convert to the smallest ε. Depends on public values only. Raises ValueError when not
-    even one planned step fits the budget (nothing could be released)."""
+    conversion, convert to the smallest ε. Depends on public values only. Raises
+    :class:`~dpbench.errors.BudgetError` (a ValueError too) when not even one planned step fits the
+    budget (nothing could be released): at very large ε a method whose per-step ρ grows as ε² (chen_lee's
+    ε_iter = ε/(2·50)) overspends on its first step."""
     accountant = RDPAccountant(orders=DEFAULT_ORDERS, conversion="tight", **accountant_options)
     k = Ledger(epsilon, delta, accountant).max_affordable(planned_step)
     if k == 0:
-        raise ValueError(f"not even one planned step {planned_step} fits the budget eps = {epsilon}, delta = {delta}")
+        raise BudgetError(
+            f"privacy.eps = {epsilon:g} (privacy.delta = {delta:g}) cannot pay for even one planned step of this method "
+            f"({planned_step}); choose another privacy.eps"
+        )
     return eps_from_rdp(DEFAULT_ORDERS, k * accountant.cost(planned_step), delta, method="tight")[1]
 
 

@@ -20,7 +20,11 @@ from __future__ import annotations
 
 import math
 
+from dpbench.errors import BudgetError
 from dpbench.privacy._checks import check_delta, check_positive
+
+#: The smallest δ′ group privacy hands an accountant (log δ′ stays far from underflow).
+MIN_DELTA = 1e-300
 
 #: The relations a run may ask for (``privacy.neighbouring``), each with its meaning.
 RELATIONS: dict[str, str] = {
@@ -73,7 +77,15 @@ def group_privacy_budget(epsilon: float, delta: float) -> tuple[float, float]:
     2014 Thm 2.2 for pure ε; the (ε, δ) form is this chaining), which is (ε, δ) at the values returned.
     """
     eps, d = check_positive("epsilon", epsilon), check_delta(delta)
-    return eps / 2.0, d / (1.0 + math.exp(eps / 2.0))
+    shrink = math.exp(-eps / 2.0)  # δ/(1 + e^{ε/2}) = δ e^{−ε/2}/(1 + e^{−ε/2}): no overflow
+    d_prime = d * shrink / (1.0 + shrink)
+    if d_prime < MIN_DELTA:
+        largest = 2.0 * (math.log(d) - math.log(MIN_DELTA))
+        raise BudgetError(
+            f"privacy.eps = {eps:g} is too large for privacy.neighbouring=replace_one by group privacy: the add/remove "
+            f"δ′ = δ/(1 + e^{{ε/2}}) = {d_prime:.3g} is below {MIN_DELTA:g}; use privacy.eps ≤ {math.floor(largest):d}"
+        )
+    return eps / 2.0, d_prime
 
 
 def group_privacy_epsilon(epsilon_add_remove: float) -> float:

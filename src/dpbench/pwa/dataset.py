@@ -15,7 +15,14 @@ from typing import Any
 import numpy as np
 
 from dpbench.data.options import integer, positive_number, resolve
-from dpbench.pwa.problem import DEFAULT_B_MAX, DEFAULT_C, DEFAULT_D, DEFAULT_M, PWAProblem, make_problem
+from dpbench.pwa.problem import (
+    DEFAULT_B_MAX,
+    DEFAULT_C,
+    DEFAULT_D,
+    DEFAULT_M,
+    PWAProblem,
+    make_problem,
+)
 
 __all__ = ["PWA_DATASETS", "PWA_OPTIONS", "load_pwa_problem", "problem_checksum"]
 

@@ -38,7 +38,7 @@ from dpbench.privacy.neighbouring import run_budget
 from dpbench.pwa.dataset import load_pwa_problem, problem_checksum
 from dpbench.pwa.mechanisms import Release
 from dpbench.pwa.problem import PWAProblem
-from dpbench.results import TRACE_COLUMNS
+from dpbench.results import TRACE_COLUMNS, trace_identity
 
 __all__ = ["RUNS_PER_BLOCK", "run_pwa"]
 
@@ -84,7 +84,7 @@ def run_pwa(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any],
 
     info = {"name": cfg.dataset, "checksum": checksum, "m": problem.m, "d": problem.d, "c": problem.c,
             "b_max": problem.b_max, "fstar": fstar, "release": release_info}
-    trace = pd.DataFrame(columns=list(TRACE_COLUMNS))
+    trace = pd.DataFrame(columns=[*TRACE_COLUMNS, *trace_identity(cfg)])
     return pd.DataFrame(rows), trace, info, ledgers
 
 

@@ -46,7 +46,12 @@ from typing import Any
 
 import numpy as np
 
-from dpbench.privacy._checks import check_count, check_delta, check_generator, check_positive
+from dpbench.privacy._checks import (
+    check_count,
+    check_delta,
+    check_generator,
+    check_positive,
+)
 from dpbench.privacy.accountant import Ledger
 from dpbench.privacy.events import (
     ApproxDPEvent,

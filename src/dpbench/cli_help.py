@@ -1,0 +1,109 @@
+"""``dpbench --help``: what a newcomer needs on one screen, built from the shipped ``conf/`` so it
+cannot drift from it — how to run one job, a sweep (``-m``) and a preset; every config group with
+the first comment line of each option's YAML; every key of ``conf/config.yaml`` with its default and
+its comment; the presets; the companion commands; shell completion. Hydra's own help stays
+available as ``dpbench --hydra-help``."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from dpbench import __version__
+from dpbench.config import config_dir, group_choices
+
+GROUPS = ("dataset", "algorithm", "model", "privacy", "tuning")
+KEY_LINE = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z_][\w]*):(?P<value>[^#]*?)\s*(?:#\s?(?P<comment>.*))?$")
+COMMENT_LINE = re.compile(r"^ +#\s?(?P<comment>.*)$")
+SKIPPED_SECTIONS = ("defaults", "hydra")
+
+USAGE = """\
+usage:
+  dpbench [KEY=VALUE ...]              run one job (default: DP-BLSGD on the embedded synthetic data, offline)
+  dpbench -m KEY=A,B [KEY=C,D ...]     a sweep (multirun): one job per combination, into outputs/sweeps/<experiment_name>
+  dpbench -m experiment=PRESET         a paper figure's or the leaderboard's sweep (presets below)
+  dpbench --cfg job [KEY=VALUE ...]    print the composed configuration and stop
+  dpbench --hydra-help                 Hydra's own options (launchers: hydra/launcher=joblib runs jobs in parallel)
+
+A finished job is skipped on rerun (force=true reruns it); an interrupted one resumes.
+Results: outputs/runs/<overrides>/ (one job) or outputs/sweeps/<experiment_name>/<overrides>/ (a sweep),
+each with results.parquet, trace.parquet and run.json."""
+
+COMPANIONS = """\
+companion commands:
+  dpbench-plot FIGURE SWEEP_DIR --out DIR   redraw a paper figure or the leaderboard from a sweep (dpbench-plot --help)
+  dpbench-status SWEEP_DIR                  which jobs of a sweep finished, failed, are incomplete or missing
+  dpbench-audit [--targets NAMES]           empirical ε of the privacy mechanisms on worst-case neighbours
+
+shell completion (bash): eval "$(dpbench -sc install=bash)"   (zsh: install=zsh, fish: install=fish)"""
+
+
+def first_comment(path: Path) -> str:
+    """The first comment line of a YAML file that is not a ``# @package`` directive."""
+    for line in path.read_text().splitlines():
+        text = line.strip()
+        if text.startswith("#") and not text.startswith("# @package"):
+            return text.lstrip("# ").strip()
+    return ""
+
+
+def config_keys(path: Path) -> list[tuple[str, str, str]]:
+    """(dotted key, default, comment) of every key in ``path`` outside its ``defaults`` and ``hydra``
+    sections; a comment line under a key continues its comment."""
+    keys: list[tuple[str, str, str]] = []
+    stack: list[tuple[int, str]] = []
+    skipping = False
+    for line in path.read_text().splitlines():
+        match = KEY_LINE.match(line)
+        if match:
+            indent = len(match["indent"])
+            stack = [(i, k) for i, k in stack if i < indent] + [(indent, match["key"])]
+            skipping = stack[0][1] in SKIPPED_SECTIONS
+            if not skipping:
+                keys.append((".".join(k for _, k in stack), match["value"].strip(), (match["comment"] or "").strip()))
+            continue
+        continued = COMMENT_LINE.match(line)
+        if continued and keys and not skipping:
+            key, value, comment = keys[-1]
+            keys[-1] = (key, value, f"{comment} {continued['comment'].strip()}".strip())
+    return keys
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def help_text(width: int | None = None) -> str:
+    """The text ``dpbench --help`` prints, lines clipped to ``width`` (default: the terminal's)."""
+    width = width or max(100, shutil.get_terminal_size((120, 40)).columns)
+    root = config_dir()
+    lines = [f"dpbench {__version__}: a benchmark for differentially private optimisation", "", USAGE, ""]
+    lines.append("config groups (GROUP=OPTION; the default is marked *):")
+    defaults = _group_defaults(root / "config.yaml")
+    for group in GROUPS:
+        lines.append(f"  {group}:")
+        for option in group_choices(group):
+            mark = "*" if defaults.get(group) == option else " "
+            lines.append(_clip(f"   {mark}{option:28s} {first_comment(root / group / f'{option}.yaml')}", width))
+    lines += ["", "keys (KEY=VALUE; default in brackets; a dotted key sets one field of a section):"]
+    for key, value, comment in config_keys(root / "config.yaml"):
+        shown = _clip(f"[{value}]", 16) if value else ""
+        lines.append(_clip(f"  {key:24s} {shown:16s} {comment}", width))
+    lines += ["  algorithm.*, dataset.*, model.*  the chosen option's own keys: `dpbench --cfg job algorithm=NAME` lists them"]
+    lines += ["", "presets (dpbench -m experiment=NAME):"]
+    for name in group_choices("experiment"):
+        lines.append(_clip(f"  {name:28s} {first_comment(root / 'experiment' / f'{name}.yaml')}", width))
+    lines += ["", COMPANIONS]
+    return "\n".join(lines)
+
+
+def _group_defaults(path: Path) -> dict[str, str]:
+    """``{group: default option}`` from the ``defaults`` list of ``conf/config.yaml``."""
+    from omegaconf import OmegaConf
+
+    chosen: dict[str, str] = {}
+    for entry in OmegaConf.to_container(OmegaConf.load(path)).get("defaults", []):
+        if isinstance(entry, dict):
+            chosen.update({str(k): str(v) for k, v in entry.items()})
+    return chosen

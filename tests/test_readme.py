@@ -1,0 +1,105 @@
+"""The README as a newcomer meets it (issue 18): set-up 1 verbatim on a copy of this checkout (a
+fresh venv, `pip install .`, no extras), then every command of its "Examples" block verbatim in that
+install, with the shared data (DPBENCH_DATA); each must exit 0. The commands of "Reproducing the
+papers" run for minutes to hours on two cores (their measured times are in the README): each sweep is
+started verbatim, interrupted a few seconds after its first job started (sooner if a job finishes), and
+must stop with the one-line Ctrl-C message and no failed job; each figure it names must be one dpbench-plot knows (the
+figures themselves are drawn from shrunk sweeps in tests/plot)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+SET_UP_1 = "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/dpbench"
+
+pytestmark = pytest.mark.slow
+
+
+def section_commands(title: str) -> list[str]:
+    """The command lines of the first ```bash block under the README heading ``title`` (comments,
+    blank lines and trailing ``# …`` notes dropped)."""
+    text = README.read_text()
+    start = text.index(f"\n## {title}\n")
+    block = re.search(r"```bash\n(.*?)```", text[start:], re.DOTALL)
+    lines = [line.split("  #")[0].strip() for line in block.group(1).splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def test_set_up_1_is_in_the_readme_verbatim():
+    assert f"```bash\n{SET_UP_1}\n```" in README.read_text()
+
+
+@pytest.fixture(scope="module")
+def fresh_install(tmp_path_factory):
+    """README set-up 1, verbatim, in a copy of the checkout; returns (environment with its venv first on PATH, work dir)."""
+    shared_data = os.environ.get("DPBENCH_DATA")
+    if not shared_data:  # in CI a missing data directory is a failure, as for every real-data test
+        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)("DPBENCH_DATA is not set")
+    root = tmp_path_factory.mktemp("readme")
+    checkout = root / "dpbench"
+    shutil.copytree(REPO, checkout, ignore=shutil.ignore_patterns(".git", ".venv", "outputs", "__pycache__", "*.egg-info"))
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env.update(DPBENCH_CACHE=str(root / "cache"), DPBENCH_DATA=str(shared_data))
+    result = subprocess.run(SET_UP_1, shell=True, cwd=checkout, env=env, capture_output=True, text=True, timeout=1200, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "results in" in result.stdout.strip().splitlines()[-1], result.stdout[-2000:]
+    bin_dir = checkout / ".venv" / "bin"
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    work = root / "work"
+    work.mkdir()
+    return env, work
+
+
+def test_every_example_runs_verbatim_after_set_up_1(fresh_install):
+    env, work = fresh_install
+    commands = section_commands("Examples")
+    assert len(commands) >= 8
+    for command in commands:
+        result = subprocess.run(command, shell=True, cwd=work, env=env, capture_output=True, text=True, timeout=1200, check=False)
+        assert result.returncode == 0, f"{command}\n{result.stderr[-3000:]}"
+        assert "Traceback" not in result.stderr, command
+
+
+def test_every_reproduction_starts_verbatim_and_stops_cleanly(fresh_install):
+    env, work = fresh_install
+    commands = section_commands("Reproducing the papers")
+    listed = subprocess.run(["dpbench-plot", "--list"], cwd=work, env=env, capture_output=True, text=True, check=False).stdout
+    sweeps = [c for c in commands if c.startswith("dpbench -m experiment=")]
+    assert len(sweeps) >= 6
+    for command in commands:
+        if command.startswith("dpbench-plot"):
+            figure = shlex.split(command)[1]
+            assert re.search(rf"^\s*{re.escape(figure)}\b", listed, re.MULTILINE), command
+            continue
+        name = re.search(r"experiment=(\w+)", command).group(1) if command in sweeps else "none"
+        sweep = work / "outputs" / "sweeps" / name
+        proc = subprocess.Popen(  # no shell between: it would die of the SIGINT itself
+            shlex.split(command), cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + (120 if command in sweeps else 5)
+        while time.monotonic() < deadline and proc.poll() is None and not list(sweep.glob("*/.hydra")):
+            time.sleep(0.2)  # until the launcher has started a job
+        started = time.monotonic()
+        while time.monotonic() < started + 5 and proc.poll() is None and not list(sweep.glob("*/results.parquet")):
+            time.sleep(0.2)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group, as in a terminal
+        _, err = proc.communicate(timeout=300)
+        assert not list(sweep.glob("*/error.json")), f"{command}: a job failed"
+        assert proc.returncode in (0, 130), f"{command}\n{err[-3000:]}"
+        if proc.returncode == 130:
+            last = err.strip().splitlines()[-1]  # progress bars end in \r, so splitlines() ends at the message
+            assert re.search(r"(dpbench: error|dpbench-audit): interrupted", last), err[-2000:]
+            assert "Traceback" not in err, f"{command}\n{err[-3000:]}"
