@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -69,3 +70,16 @@ def compose_run_config():
         return RunConfig.from_dictconfig(cfg)
 
     return make
+
+
+@pytest.fixture
+def sigint_default():
+    """``preexec_fn`` for a subprocess a test interrupts with SIGINT (Ctrl-C): a shell that runs CI in
+    the background starts every command with SIGINT ignored (POSIX, for asynchronous lists without job
+    control), which Python keeps, installing no KeyboardInterrupt; in a terminal, Ctrl-C reaches a
+    process whose SIGINT is at its default, as this restores."""
+
+    def restore() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    return restore

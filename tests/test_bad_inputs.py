@@ -151,7 +151,7 @@ def test_a_full_output_disk_is_one_line(tmp_path):
     assert "File too large" in _one_error_line(result)
 
 
-def test_ctrl_c_is_one_line_and_status_130(tmp_path):
+def test_ctrl_c_is_one_line_and_status_130(tmp_path, sigint_default):
     """SIGINT mid-job: one line, exit 130 (128 + SIGINT), no traceback."""
     import signal
     import subprocess
@@ -160,7 +160,9 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path):
 
     env = {**os.environ, "DPBENCH_CACHE": str(tmp_path / ".cache")}
     args = [sys.executable, "-m", "dpbench", "algorithm=dp_sgd", "dataset.n=4000", "dataset.d=20", "reps=200", "progress=false"]
-    proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default
+    )
     deadline = time.monotonic() + 120
     while not list(tmp_path.glob("outputs/runs/*/.runs/*.json")) and time.monotonic() < deadline:
         time.sleep(0.1)  # until the first run is stored: the job is running

@@ -16,10 +16,11 @@ from dpbench.resume import RUNS_DIR
 JOB = ["algorithm=dp_sgd", "dataset.n=3000", "dataset.d=10", "cv.folds=2", "reps=6", "progress=false"]
 
 
-def _start(args, cwd):
+def _start(args, cwd, preexec_fn=None):
     env = {**os.environ, "DPBENCH_CACHE": str(cwd / ".cache")}
     return subprocess.Popen(
-        [sys.executable, "-m", "dpbench", *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "dpbench", *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, preexec_fn=preexec_fn,
     )
 
 
@@ -33,11 +34,11 @@ def _same_results(a: pd.DataFrame, b: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(a[columns], b[columns], check_exact=True)
 
 
-def test_an_interrupted_job_resumes_from_its_finished_runs_and_equals_an_uninterrupted_one(cli, tmp_path):
+def test_an_interrupted_job_resumes_from_its_finished_runs_and_equals_an_uninterrupted_one(cli, tmp_path, sigint_default):
     interrupted, clean = tmp_path / "interrupted", tmp_path / "clean"
     interrupted.mkdir()
     clean.mkdir()
-    proc = _start(JOB, interrupted)
+    proc = _start(JOB, interrupted, sigint_default)
     deadline = time.monotonic() + 300
     while len(list(interrupted.glob(f"outputs/runs/*/{RUNS_DIR}/*.json"))) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)

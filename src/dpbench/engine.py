@@ -170,20 +170,20 @@ def _run_glm(cfg: RunConfig, store: RunStore) -> tuple[pd.DataFrame, pd.DataFram
     traces: list[pd.DataFrame] = []
     ledgers: list[dict[str, Any]] = []
     n_resumed = 0
-    bar = tqdm(total=len(splits) * cfg.reps, desc=f"{cfg.algorithm} on {cfg.dataset}", disable=not cfg.progress)
-    for fold, split in enumerate(splits):
-        fstar = optimum(split, cfg, dataset.checksum, fold)
-        for rep in range(cfg.reps):
-            (row, trace, ledger_summary), resumed = store.run(
-                fold, rep, functools.partial(_run_one, algorithm, split, cfg, dataset, fold, rep, fstar, identity)
-            )
-            n_resumed += resumed
-            rows.append(row)
-            traces.append(trace)
-            ledgers.append({"fold": fold, "rep": rep, **ledger_summary})
-            bar.update()
-            bar.set_postfix(acc=f"{row['test_accuracy']:.3f}", eps=f"{row['eps_spent']:.3g}")
-    bar.close()
+    progress = tqdm(total=len(splits) * cfg.reps, desc=f"{cfg.algorithm} on {cfg.dataset}", disable=not cfg.progress)
+    with progress as bar:  # closed, its last line drawn, before an error or Ctrl-C is reported
+        for fold, split in enumerate(splits):
+            fstar = optimum(split, cfg, dataset.checksum, fold)
+            for rep in range(cfg.reps):
+                (row, trace, ledger_summary), resumed = store.run(
+                    fold, rep, functools.partial(_run_one, algorithm, split, cfg, dataset, fold, rep, fstar, identity)
+                )
+                n_resumed += resumed
+                rows.append(row)
+                traces.append(trace)
+                ledgers.append({"fold": fold, "rep": rep, **ledger_summary})
+                bar.update()
+                bar.set_postfix(acc=f"{row['test_accuracy']:.3f}", eps=f"{row['eps_spent']:.3g}")
     if n_resumed:
         log.info("resumed: %d of %d runs were already finished in %s", n_resumed, len(rows), store.dir)
 
