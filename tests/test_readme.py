@@ -50,7 +50,8 @@ def fresh_install(tmp_path_factory):
     checkout = root / "dpbench"
     shutil.copytree(REPO, checkout, ignore=shutil.ignore_patterns(".git", ".venv", "outputs", "__pycache__", "*.egg-info"))
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    env.update(DPBENCH_CACHE=str(root / "cache"), DPBENCH_DATA=str(shared_data))
+    # absolute: the README's test command gives DPBENCH_DATA relative to the checkout, the commands run elsewhere
+    env.update(DPBENCH_CACHE=str(root / "cache"), DPBENCH_DATA=str(Path(shared_data).resolve()))
     result = subprocess.run(SET_UP_1, shell=True, cwd=checkout, env=env, capture_output=True, text=True, timeout=1200, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "results in" in result.stdout.strip().splitlines()[-1], result.stdout[-2000:]
