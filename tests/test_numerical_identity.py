@@ -1,0 +1,123 @@
+"""Speed work must not move a number: every GLM method, on fixed seeds, against a recorded reference.
+
+``tests/reference/numerical.json`` holds, for each case below, what the engine produced on
+commit 7e38878 (before the performance work of issue 19): every run's released weights, its
+ledger summary, its trace (iteration, objective, ε spent) and its results metrics. The test reruns
+each case in float64 and requires identical ledgers (events, counts, ε spent: exactly equal) and
+weights, objectives and accuracies equal to 1e-12 relative (``RTOL``). Regenerate the file only for
+a change that is meant to alter numbers, and say why in the commit:
+
+    DPBENCH_WRITE_REFERENCE=1 DPBENCH_DATA=../shared/data pytest -n 0 tests/test_numerical_identity.py
+
+(one process: the cases add themselves to one file).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpbench import engine
+from dpbench.resume import RunStore
+
+REFERENCE = Path(__file__).parent / "reference" / "numerical.json"
+RTOL = 1e-12
+
+SMALL = ("dataset.n=2000", "dataset.seed=1", "progress=false", "privacy.eps=0.5")
+SVM = ("dataset=synthetic_svm", "dataset.n=2000", "dataset.n_test=500", "progress=false", "privacy.eps=0.5")
+ADULT = ("dataset=adult", "progress=false", "privacy.eps=0.5")
+
+CASES: dict[str, tuple[str, ...]] = {
+    **{
+        name: (*SMALL, f"algorithm={name}")
+        for name in (
+            "nonprivate", "majority", "dp_sgd", "dp_sgd_sigma4", "dp_blsgd", "dp_blsgd_ac", "dp_blgd", "dp_agd",
+            "objpert", "privgene", "outpert_gd", "dp_gd", "dp_hb", "dp_masg", "dp_masg_opt",
+            "dp_nag", "dp_nag_opt",
+        )
+    },
+    **{name: (*SVM, f"algorithm={name}") for name in ("dp_dda", "dp_dda_all_nodes", "dp_dda_two_edges")},
+    "outpert_rsgd": (*SMALL, "algorithm=outpert_rsgd", "privacy.neighbouring=replace_one"),
+    "dp_sgd_sparse_svm": (*SVM, "dataset.density=0.1", "model=liu_l2_svm", "algorithm=dp_sgd"),
+    "dp_sgd_folds_reps": (*SMALL, "algorithm=dp_sgd", "cv.folds=2", "reps=2"),
+    "dp_sgd_replace_one": (*SMALL, "algorithm=dp_sgd", "privacy.neighbouring=replace_one"),
+    "dp_sgd_secure": (*SMALL, "algorithm=dp_sgd", "privacy.sampler=secure"),
+    "dp_sgd_private_tuning": (*SMALL, "algorithm=dp_sgd", "tuning=private"),
+    "dp_blsgd_every_step_traced": (*SMALL, "algorithm=dp_blsgd", "trace.every=1"),
+    "adult_dp_sgd": (*ADULT, "algorithm=dp_sgd"),
+    "adult_dp_blsgd": (*ADULT, "algorithm=dp_blsgd"),
+}
+NEEDS_ADULT = {name for name, overrides in CASES.items() if "dataset=adult" in overrides}
+
+
+def _run(compose_run_config, overrides: tuple[str, ...], tmp_path: Path) -> dict:
+    """What the engine makes of ``overrides``: per run the weights, ledger, trace and metrics."""
+    cfg = compose_run_config(*overrides)
+    weights: list[list[float] | None] = []
+    real_fit = engine.fit
+
+    def recording_fit(algorithm, context):
+        fitted = real_fit(algorithm, context)
+        weights.append(None if fitted.result.w is None else [float(v) for v in fitted.result.w])
+        return fitted
+
+    engine.fit = recording_fit
+    try:
+        rows, trace, _, ledgers = engine._run_glm(cfg, RunStore(tmp_path, cfg.config_hash))
+    finally:
+        engine.fit = real_fit
+    metrics = ["test_accuracy", "train_objective", "test_objective", "fstar", "eps_spent", "n_iterations", "grad_evals", "obj_evals"]
+    return {
+        "weights": weights,
+        "ledgers": json.loads(json.dumps(ledgers, default=float)),
+        "rows": rows[metrics].to_dict(orient="list"),
+        "trace": trace[["fold", "rep", "iteration", "train_objective", "eps_spent"]].to_dict(orient="list"),
+    }
+
+
+def _close(a, b) -> bool:
+    """Numbers equal to ``RTOL`` relative (absolute near 0); lists, dicts and strings equal item by item."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, (int, float)) or isinstance(b, float) and isinstance(a, (int, float)):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return a == b or abs(a - b) <= RTOL * max(abs(a), abs(b), 1.0)
+    return a == b
+
+
+@pytest.fixture(scope="module")
+def reference():
+    if os.environ.get("DPBENCH_WRITE_REFERENCE") == "1":
+        return {}
+    return json.loads(REFERENCE.read_text())
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_numbers_match_the_reference(case, reference, compose_run_config, shared_data, tmp_path):
+    if case in NEEDS_ADULT:
+        shared_data("adult_a9a/a9a.gz", "adult_a9a/a9a.t.gz")
+    got = _run(compose_run_config, CASES[case], tmp_path)
+    if os.environ.get("DPBENCH_WRITE_REFERENCE") == "1":
+        stored = json.loads(REFERENCE.read_text()) if REFERENCE.exists() else {}
+        REFERENCE.parent.mkdir(exist_ok=True)
+        REFERENCE.write_text(json.dumps({**stored, case: got}, indent=None, sort_keys=True))
+        return
+    want = reference[case]
+    assert got["ledgers"] == want["ledgers"], f"{case}: the ledger changed"
+    for key in ("rows", "trace"):
+        for column, values in want[key].items():
+            assert _close(got[key][column], values), f"{case}: {key}.{column} moved beyond {RTOL}"
+    for run, (w_got, w_want) in enumerate(zip(got["weights"], want["weights"], strict=True)):
+        if w_want is None:
+            assert w_got is None
+            continue
+        scale = max(float(np.max(np.abs(w_want))), 1.0)
+        assert np.max(np.abs(np.subtract(w_got, w_want))) <= RTOL * scale, f"{case}: weights of run {run} moved"
