@@ -10,4 +10,4 @@ def charge(ledger, event: PrivacyEvent, sampling_rate: float, label: str, neighb
     """Charge one ``event`` to ``ledger``, wrapped in a PoissonSampledEvent when ``sampling_rate`` < 1;
     ``neighbouring``: the relation the release's sensitivity was computed for (None: the ledger's)."""
     q = check_rate(sampling_rate)
-    ledger.charge(event if q == 1.0 else PoissonSampledEvent(q, event), label=label, neighbouring=neighbouring)
+    ledger.pay(event if q == 1.0 else PoissonSampledEvent(q, event), label=label, neighbouring=neighbouring)

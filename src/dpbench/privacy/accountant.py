@@ -422,6 +422,17 @@ class Ledger:
     (or :meth:`max_affordable`, or :func:`~dpbench.privacy.calibrate.gaussian_noise_for_budget`)
     computed. :meth:`charge`, :meth:`can_afford` and :meth:`max_affordable` share one code path
     and always agree. The budget test is strict: spent ≤ ε, no tolerance.
+
+    Repeated charges are paid in bulk. When the same event is charged again under the same label
+    (a DP-SGD step, a kuru iteration), the ledger checks that as many copies again as the run has
+    fit (or, near the end of the budget, finds with :meth:`max_affordable` how many do) — its
+    *reserve* — and then accepts each repeat by decrementing it, without
+    converting the total to ε: the spend is non-decreasing in the count, so every copy within the
+    reserve passes the budget test the full path would run, and no copy beyond it does (it goes
+    the full path and is refused). The total and ε are brought up to date when they are read; they
+    depend only on the counts, so they are bit-for-bit those of charging one copy at a time. The
+    repeats extend one :class:`LedgerEntry` (its ``count`` grows): entries are (event, count) runs,
+    never one object per step; ``n_charges`` in :meth:`summary` still counts the calls.
     """
 
     def __init__(self, epsilon: float, delta: float, accountant: Accountant | str, neighbouring: str = "add_remove") -> None:
@@ -435,7 +446,10 @@ class Ledger:
         self._partial_sums: list[Cost] = []  # _partial_sums[i] = Σ_{j ≤ i} counts[j]·cost(events[j])
         self._eps_spent = 0.0
         self._entries: list[LedgerEntry] = []
+        self._n_charges = 0
         self._n_batches = 0
+        self._reserve = 0  # copies of the last entry's event known to fit on top of the counts
+        self._unsettled = 0  # copies charged from the reserve since the sums and ε were last brought up to date
 
     @property
     def epsilon(self) -> float:
@@ -464,22 +478,40 @@ class Ledger:
 
     @property
     def eps_spent(self) -> float:
+        self._settle()
         return self._eps_spent
 
     @property
     def total_cost(self) -> Cost:
         """Σ_e n_e·cost(e) so far in the accountant's units (an RDP curve over its orders, ρ, ε, or
         (ε, δ)), before the conversion to ε."""
+        self._settle()
         return self._partial_sums[-1] if self._partial_sums else self._accountant.zero()
 
     @property
     def entries(self) -> list[LedgerEntry]:
+        """The accepted charges in order; repeats of one event under one label form one entry."""
+        self._settle()
         return list(self._entries)
 
-    def _after(self, changes: dict[PrivacyEvent, int]) -> tuple[int, list[PrivacyEvent], list[int], list[Cost], float]:
+    def _settle(self) -> None:
+        """Bring the sums, ε and the last entry up to date with the copies charged from the reserve."""
+        if not self._unsettled:
+            return
+        last = self._entries[-1]
+        i, _, counts, sums, eps = self._after({last.event: self._unsettled}, settled=False)
+        self._counts[i:], self._partial_sums[i:], self._eps_spent = counts, sums, eps
+        self._entries[-1] = dataclasses.replace(last, count=last.count + self._unsettled, eps_after=eps)
+        self._unsettled = 0
+
+    def _after(
+        self, changes: dict[PrivacyEvent, int], settled: bool = True
+    ) -> tuple[int, list[PrivacyEvent], list[int], list[Cost], float]:
         """The state if the counts of the events in ``changes`` moved by the given amounts: (first
         changed position i, events[i:], counts[i:], partial sums[i:], ε). Only the sums from the
         first changed position on are redone; new events go last, in the order given."""
+        if settled:
+            self._settle()
         known = [self._position[e] for e in changes if e in self._position]
         i = min(known, default=len(self._events))
         events = self._events[i:] + [e for e in changes if e not in self._position]
@@ -511,17 +543,46 @@ class Ledger:
             self._position[e] = position
         self._events[i:], self._counts[i:], self._partial_sums[i:] = events, counts, sums
         self._eps_spent = eps
-        self._entries.append(dataclasses.replace(entry, eps_after=eps))
+        self._n_charges += 1
+        if self._repeats(entry):
+            run = self._entries[-1].count + count
+            self._entries[-1] = dataclasses.replace(entry, count=run, eps_after=eps)
+            # room for as many copies again as the run has (one conversion), or, near the end of the
+            # budget, exactly as many as fit: O(log n) conversions for a run of n repeats
+            self._reserve = run if self._fits(event, run) else self.max_affordable(event, run)
+        else:
+            self._entries.append(dataclasses.replace(entry, eps_after=eps))
+            self._reserve = 0
         return eps
+
+    def _repeats(self, entry: LedgerEntry) -> bool:
+        """Whether ``entry`` (a stand-alone charge) extends the last entry: same event, same label."""
+        if not self._entries or entry.batch is not None:
+            return False
+        last = self._entries[-1]
+        return last.batch is None and last.label == entry.label and last.event == entry.event
+
+    def pay(self, event: PrivacyEvent, count: int = 1, label: str = "", neighbouring: str | None = None) -> None:
+        """:meth:`charge` without computing the ε it returns: a repeat of the last charge within the
+        reserve (class docstring) is then a few integer operations."""
+        count = check_count("count", count)
+        self.check_relation(neighbouring)
+        if count <= self._reserve:
+            last = self._entries[-1]
+            if last.label == label and last.event == event:  # last.batch is None whenever the reserve is > 0
+                self._reserve -= count
+                self._unsettled += count
+                self._n_charges += 1
+                return
+        self._apply({event: count}, LedgerEntry(label, event, count, math.nan), event, count)
 
     def charge(self, event: PrivacyEvent, count: int = 1, label: str = "", neighbouring: str | None = None) -> float:
         """Charge ``count`` copies of ``event``; returns ε spent after. Raises :class:`BudgetExceeded`
         (leaving the ledger unchanged) if that ε would exceed the budget, :class:`RelationMismatch` if
         ``neighbouring`` (the relation the event's sensitivity was computed for; None = the ledger's)
         is not the ledger's."""
-        count = check_count("count", count)
-        self.check_relation(neighbouring)
-        return self._apply({event: count}, LedgerEntry(label, event, count, math.nan), event, count)
+        self.pay(event, count, label, neighbouring)
+        return self.eps_spent
 
     def poisson_batch(self, sampling_rate: float) -> PoissonBatch:
         """A handle for charging every release computed on one Poisson subsample of rate q."""
@@ -562,6 +623,7 @@ class Ledger:
         :func:`events_from_summary` reads them back, so ``eps_spent`` can be recomputed from the
         summary alone.
         """
+        self._settle()
         counts: Counter[str] = Counter()
         for entry in self._entries:
             counts[_event_key(entry.event)] += entry.count
@@ -575,7 +637,7 @@ class Ledger:
             "epsilon": self._epsilon,
             "delta": self._delta,
             "eps_spent": self._eps_spent,
-            "n_charges": len(self._entries),
+            "n_charges": self._n_charges,
             "counts": dict(counts),
             "events": events,
         }
@@ -643,3 +705,7 @@ class PoissonBatch:
         eps = self._ledger._apply(self._changes(event, count), entry, event, count)
         self._events += (event,) * count
         return eps
+
+    def pay(self, event: PrivacyEvent, count: int = 1, label: str = "", neighbouring: str | None = None) -> None:
+        """:meth:`charge` (the same call for a batch: every release on it extends its one joint event)."""
+        self.charge(event, count, label, neighbouring)

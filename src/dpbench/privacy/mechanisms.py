@@ -103,7 +103,7 @@ def subsampled_laplace_mechanism(
         raise ValueError(f"sample_size ({m}) exceeds population ({n})")
     check_generator(rng)
     event = LaplaceEvent(1.0 / epsilon)
-    ledger.charge(event if m == n else SampledWithoutReplacementEvent(m, n, event), label=label, neighbouring=neighbouring)
+    ledger.pay(event if m == n else SampledWithoutReplacementEvent(m, n, event), label=label, neighbouring=neighbouring)
     return _like(value, current_sampler().laplace(rng, x, sensitivity=sens, epsilon=eps, coordinates=max(x.size, 1)))
 
 
