@@ -9,7 +9,14 @@ from hypothesis import strategies as st
 from scipy.special import comb, logsumexp
 
 from dpbench.algorithms.base import Tracer
-from dpbench.algorithms.chen_lee import DPBLGD, DPBLSGD, DPBLSGDAC, ArmijoQueries, angle_degrees, noisy_btls
+from dpbench.algorithms.chen_lee import (
+    DPBLGD,
+    DPBLSGD,
+    DPBLSGDAC,
+    ArmijoQueries,
+    angle_degrees,
+    noisy_btls,
+)
 from dpbench.privacy.accountant import Ledger, RDPAccountant
 from dpbench.privacy.rdp import DEFAULT_ORDERS
 from dpbench.problems import make_problem

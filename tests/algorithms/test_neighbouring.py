@@ -143,13 +143,29 @@ def _capture(monkeypatch, module, name: str, result):
     return calls
 
 
+def _capture_release(monkeypatch, module):
+    """Replace ``module.GaussianRelease`` by one that records its arguments and releases each value
+    without noise (and without charging)."""
+    calls: list[dict] = []
+
+    class NoiselessRelease:
+        def __init__(self, **kwargs):
+            calls.append(kwargs)
+
+        def __call__(self, value):
+            return np.array(value, dtype=float)
+
+    monkeypatch.setattr(module, "GaussianRelease", NoiselessRelease)
+    return calls
+
+
 # ----------------------------------------------------------------------------------------- add_remove
 def test_dp_sgd_normalised_gradient_is_add_remove_with_public_n(monkeypatch):
     """DP-SGD releases Σ_B clip(∇ℓ_i)/(qn̄) (+ noise of std σC/(qn̄)); the charged sensitivity of that
     input is C/(qn̄). With n̄ = 10 the default lot ⌊√n̄ + 10⌋ ≥ n̄ gives q = 1, so the step is
     deterministic: removing a record whose clipped gradient opposes the others' moves the input by
     exactly C/n̄ when n̄ stays public — and by 2C/n if n followed the data."""
-    calls = _capture(monkeypatch, dp_sgd_module, "gaussian_mechanism", lambda value, kw: value)
+    calls = _capture_release(monkeypatch, dp_sgd_module)
     clip, n = 1.0, 10
     X = np.tile([10.0, 0.0], (n, 1))
     y = np.ones(n)
@@ -174,7 +190,7 @@ def test_dp_sgd_normalised_gradient_is_add_remove_with_public_n(monkeypatch):
 def test_dp_sgd_sampling_rate_is_public(monkeypatch):
     """With q < 1 the rate q = L/n̄ is a public constant: removing a record leaves every other record's
     inclusion probability as analysed. Were it L/n of the data given, it would move."""
-    _capture(monkeypatch, dp_sgd_module, "gaussian_mechanism", lambda value, kw: value)
+    _capture_release(monkeypatch, dp_sgd_module)
     rng = np.random.default_rng(1)
     X, y = rng.uniform(-1, 1, size=(400, 3)), np.where(rng.random(400) < 0.5, -1.0, 1.0)
 

@@ -32,7 +32,7 @@ from dpbench.algorithms.base import Algorithm, FitResult, Tracer
 from dpbench.algorithms.sampling import poisson_subsample
 from dpbench.privacy.calibrate import calibrate_noise
 from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
-from dpbench.privacy.mechanisms import gaussian_mechanism
+from dpbench.privacy.mechanisms import GaussianRelease
 
 
 @dataclass
@@ -88,19 +88,15 @@ class DPSGD(Algorithm):
 
         w = np.zeros(problem.dim)
         tracer.record(0, w, step_size=0.0)
+        release = GaussianRelease(
+            sensitivity=self.clip, noise_multiplier=sigma, rng=rng, ledger=ledger, sampling_rate=q, label="dp_sgd.gradient"
+        )
         for t in range(1, n_steps + 1):
-            batch = poisson_subsample(n, q, rng)
-            clipped_sum = problem.clipped_gradient_sum(w, batch, self.clip)
-            noisy_sum = gaussian_mechanism(
-                clipped_sum,
-                sensitivity=self.clip,
-                noise_multiplier=sigma,
-                rng=rng,
-                ledger=ledger,
-                sampling_rate=q,
-                label="dp_sgd.gradient",
-            )
-            w = w - self.learning_rate * (noisy_sum / (q * n_public) + problem.regulariser_gradient(w))
+            step = release(problem.clipped_gradient_sum(w, poisson_subsample(n, q, rng), self.clip))
+            step /= q * n_public  # in place, in the order of w − η(noisy sum/(qn̄) + μw): the same floats
+            step += problem.regulariser_gradient(w)
+            step *= self.learning_rate
+            w -= step
             tracer.record(t, w, step_size=self.learning_rate, force=t == n_steps)
         return FitResult(
             w=w, n_iterations=n_steps, info={"sampling_rate": q, "expected_batch_size": q * n_public, "noise_multiplier": sigma}

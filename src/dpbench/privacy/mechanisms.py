@@ -24,11 +24,13 @@ from dpbench.privacy._checks import (
     check_finite_array,
     check_generator,
     check_positive,
+    check_rate,
 )
 from dpbench.privacy.events import (
     ApproxDPEvent,
     GaussianEvent,
     LaplaceEvent,
+    PoissonSampledEvent,
     PrivacyEvent,
     PureDPEvent,
     SampledWithoutReplacementEvent,
@@ -41,6 +43,7 @@ from dpbench.privacy.samplers import (
 from dpbench.privacy.sparse_vector import above_threshold, sample_above_threshold
 
 __all__ = [
+    "GaussianRelease",
     "above_threshold",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
@@ -121,12 +124,36 @@ def gaussian_mechanism(
     """``value`` + N(0, (σΔ₂)²) per coordinate, Δ₂ the L2 sensitivity (chen_lee Lemma 1); GaussianEvent(σ).
     Under the secure sampler: discrete Gaussian noise on a grid (CKS 2020), same event (samplers module).
     ``neighbouring`` (every mechanism here): the relation Δ was computed for; the ledger refuses another."""
-    x = check_finite_array("value", value)
-    sens, sigma = check_positive("sensitivity", sensitivity), check_positive("noise_multiplier", noise_multiplier)
-    check_generator(rng)
-    charge(ledger, GaussianEvent(noise_multiplier), sampling_rate, label, neighbouring)
-    return _like(value, current_sampler().gaussian(rng, x, sensitivity=sens, noise_multiplier=sigma,
-                                                   coordinates=max(x.size, 1)))
+    release = GaussianRelease(
+        sensitivity=sensitivity, noise_multiplier=noise_multiplier, rng=rng, ledger=ledger, sampling_rate=sampling_rate,
+        label=label, neighbouring=neighbouring,
+    )
+    return _like(value, release(value))
+
+
+class GaussianRelease:
+    """:func:`gaussian_mechanism` for a loop that releases many values with the same noise (a DP-SGD
+    run): the sensitivity, σ, rate, generator and label are checked and the event is built once; each
+    call checks that the value is finite, pays one copy of the event (the ledger's reserve makes a
+    repeat a few integer operations) and only then adds N(0, (σΔ₂)²) per coordinate."""
+
+    def __init__(
+        self, *, sensitivity: float, noise_multiplier: float, rng, ledger, sampling_rate: float = 1.0,
+        label: str = "gaussian", neighbouring: str | None = None,
+    ) -> None:
+        self._sensitivity = check_positive("sensitivity", sensitivity)
+        self._sigma = check_positive("noise_multiplier", noise_multiplier)
+        self._rng = check_generator(rng)
+        event = GaussianEvent(noise_multiplier)
+        self._event = event if check_rate(sampling_rate) == 1.0 else PoissonSampledEvent(sampling_rate, event)
+        self._ledger, self._label, self._neighbouring = ledger, label, neighbouring
+
+    def __call__(self, value: np.ndarray) -> np.ndarray:
+        x = check_finite_array("value", value)
+        self._ledger.pay(self._event, 1, self._label, self._neighbouring)
+        return current_sampler().gaussian(
+            self._rng, x, sensitivity=self._sensitivity, noise_multiplier=self._sigma, coordinates=max(x.size, 1)
+        )
 
 
 def sample_vector_laplace(dim: int, scale: float, rng, size: int | None = None) -> np.ndarray:

@@ -159,8 +159,12 @@ class GLMProblem:
         return cached[1:]
 
     def _grad_scalars(self, w: np.ndarray, X, y) -> np.ndarray:
-        """s_i with ∇ℓ_i(w) = s_i·x_i."""
-        return self.loss.derivative(y * (X @ w)) * y
+        """s_i with ∇ℓ_i(w) = s_i·x_i: ℓ′(y_i·x_iᵀw)·y_i, in one buffer."""
+        s = np.asarray(X @ w)
+        s *= y
+        self.loss.derivative(s, out=s)
+        s *= y
+        return s
 
     def clipped_gradient_sum(self, w: np.ndarray, idx: np.ndarray | None, clip: float, norm: int = 2) -> np.ndarray:
         """Σ_{i∈idx} clip(∇ℓ_i(w), C) with clip(g, C) = g / max(1, ‖g‖/C) (chen_lee eq. (6)), in the
@@ -181,7 +185,11 @@ class GLMProblem:
         self.counts.grad_evals += len(y)
         if clip < self.loss.lipschitz * self._max_norm(norm):
             norms = l2_norms if norm == 2 else (self._l1_norms() if idx is None else self._l1_norms()[idx])
-            s = s * (clip / np.maximum(np.abs(s) * norms, clip))  # = min(1, C/‖g_i‖), safe for ‖g_i‖ = 0
+            factor = np.abs(s)  # → C/max(|s_i|·‖x_i‖, C) = min(1, C/‖g_i‖), safe for ‖g_i‖ = 0
+            factor *= norms
+            np.maximum(factor, clip, out=factor)
+            np.divide(clip, factor, out=factor)
+            s *= factor
         return X.T @ s
 
     def clipped_loss_sum(self, w: np.ndarray, idx: np.ndarray | None, clip: float) -> float:
