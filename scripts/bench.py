@@ -1,17 +1,45 @@
-"""Performance benchmarks, reported as ratios against a baseline timed in the same process.
+"""Performance report: every row is a ratio against its floor, both timed in one process.
 
-    python scripts/bench.py            # needs DPBENCH_DATA for the Adult rows; synthetic always runs
+    python scripts/bench.py --all                 # every row; the Adult rows need DPBENCH_DATA
+    python scripts/bench.py --row dp_sgd_step --row sampler --out report.md
 
-Rows:
-- clipped gradient sum (one mat-vec each way, DESIGN.md) vs the floor of the two bare products
-  X_B·w and X_Bᵀr on the same minibatch;
-- one DP-SGD step (subsample + clipped sum + noise + ledger charge) vs the same floor;
-- the explicit per-example loop the vectorised code replaces, to show what it saves;
-- one DP-NAG run (kuru_acc, T = 1000, m = n, synthetic n = 10^5, d = 20) vs the 2000 bare products
-  X·w and Xᵀr it needs (target ≤ 1.5×), without and with the default trace (~200 objective
-  evaluations);
-- candidate scoring: the logistic loss against np.logaddexp on DP-AGD's n × 21 margin block, and
-  PrivGene's nonzero-only scorer of all 2d coordinate moves against the n × 2d product it replaces.
+Each row runs its sides INTERLEAVED (one untimed warm-up round, then A B A B …), so the drift of
+a shared machine hits both sides alike, and reports medians: of each side's times and of the
+per-round ratios. One BLAS thread, as every dpbench job runs (dpbench.cli). Nothing is asserted:
+this is a report (docs/performance.md). A floor always uses the memory layout the algorithm uses.
+"Tracing off" is a tracer that records nothing (:class:`NullTracer`): ``Tracer(every=10**9)`` still
+records iteration 0 and the forced last one, two evaluations of F on all n rows.
+
+Rows (Adult = a9a, n = 32561, d = 124; synthetic = kuru's synthetic_logreg, n = 10^5, d = 20):
+
+- dp_sgd_step: one steady-state DP-SGD step on Adult at q = 0.01 (σ = 1 fixed, 1000 steps, tracing
+  off, divided by the steps) vs the floor of the same number of fresh Poisson batches B drawn
+  beforehand, each gathered from the row-major dense copy the algorithm gathers from
+  (``problem._minibatch_rows``) with X_B·w and X_Bᵀr. Fresh batches every round, on both sides.
+- dp_sgd_fit: make_problem + a calibrated one-epoch DP-SGD fit on Adult (default batch, tracing off)
+  vs the floor of as many gather + two-product steps at that batch size.
+- full_gradient_logistic, full_gradient_huber: ``clipped_gradient_sum(w, None, C)`` on the
+  synthetic data with C = ½·Lipschitz bound (clipping active) vs the two products M·w and Mᵀr on
+  the matrix it reads (``problem._signed_X`` if set, else ``problem.X``: column-major either way);
+- objective_and_gradient: ``objective_and_gradient(w)`` (logistic) vs the two products on
+  ``problem.X``, the matrix it reads.
+- trace_share_dp_sgd: a 100-step DP-SGD fit on Adult (q = 0.01, σ = 1 fixed) with the default
+  trace cadence, ``Tracer(max_share=TRACE_MAX_SHARE)`` (the engine's, ``trace.max_share``), vs the same fit with tracing off; the share is
+  (traced − untraced)/untraced, the median of the per-round shares. trace_share_dp_sgd_unbounded:
+  the same for the old default (max_share None: about 200 records, i.e. every step of a 100-step run).
+- trace_share_kuru, trace_share_kuru_unbounded: the same for DP-NAG (T = 100, L = 5.1033, pure ε = 1)
+  on the synthetic data.
+- import_engine: wall time of ``python -c "import dpbench.engine"`` in a fresh interpreter vs
+  ``python -c "pass"`` (the interpreter's own start-up); the goal is on the absolute time.
+- sampler: ``poisson_subsample(32561, 0.01)`` vs its draws alone, ``rng.geometric(q, size=qn)``;
+  sampler_old: the sampler it replaced, ``np.sort(rng.choice(n, Binomial(n, q), replace=False))``,
+  vs the same draws. For the record.
+- loss_value_logistic: ``LogisticLoss.value`` vs ``np.logaddexp(0, −m)`` on DP-AGD's n × 21
+  margin block (n = 32561).
+- privgene_scorer: PrivGene's ``CoordinateMoveScorer`` on Adult vs the n × 2d population product
+  it replaces (``population_fitness``).
+- dp_nag_run: DP-NAG (T = 1000, no subsampling, tracing off) on the synthetic data vs its 2000 bare
+  products M·w and Mᵀr on the matrix it reads (``problem._signed_X``).
 """
 
 from __future__ import annotations
@@ -22,119 +50,407 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import datetime
+import functools
+import itertools
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from dpbench.algorithms.base import Tracer  # noqa: E402
-from dpbench.algorithms.dp_sgd import DPSGD  # noqa: E402
-from dpbench.algorithms.kuru import DPNAG  # noqa: E402
-from dpbench.algorithms.privgene import CoordinateMoveScorer, PrivGene, population_fitness  # noqa: E402
-from dpbench.algorithms.sampling import poisson_subsample  # noqa: E402
-from dpbench.data import load_dataset  # noqa: E402
-from dpbench.privacy.accountant import Ledger, RDPAccountant  # noqa: E402
-from dpbench.problems import make_problem  # noqa: E402
+from dpbench.algorithms.base import Tracer
+from dpbench.algorithms.dp_sgd import DPSGD
+from dpbench.algorithms.kuru import DPNAG
+from dpbench.algorithms.privgene import (
+    CoordinateMoveScorer,
+    PrivGene,
+    population_fitness,
+)
+from dpbench.algorithms.sampling import poisson_subsample
+from dpbench.config import TRACE_MAX_SHARE
+from dpbench.data import load_dataset
+from dpbench.privacy.accountant import Ledger, RDPAccountant
+from dpbench.problems import make_problem
+from dpbench.problems.losses import LogisticLoss
+
+KURU_SMOOTHNESS = 5.1033  # the L of kuru's Sec 5 (their data's public law)
+
+Timed = Callable[[], float]  # runs one side once and returns the seconds it measured itself
 
 
-def _best_of(fn, repeats: int = 5) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+class NullTracer(Tracer):
+    """Tracing off. (A cadence of every = 10^9 is not off: it still records iteration 0 and the
+    forced last one, two evaluations of F on all n rows.)"""
+
+    def record(self, *args, **kwargs) -> None:
+        pass
 
 
-def bench(name: str, X, y, q: float, steps: int = 500) -> None:
-    problem = make_problem(X, y, loss="logistic", reg=0.001)
+class Skipped(Exception):
+    """A row that cannot run here (its data is missing); the message says why."""
+
+
+@dataclass
+class Row:
+    name: str
+    measured: str
+    floor: str
+    ratio: str
+    goal: str
+
+
+# ----------------------------------------------------------------------------- timing
+
+
+def elapsed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def repeated(fn: Callable[[], object], calls: int) -> Timed:
+    """A side that calls ``fn`` ``calls`` times (for sides too fast to time once)."""
+    return lambda: elapsed(lambda: [fn() for _ in range(calls)])
+
+
+def interleave(sides: dict[str, Timed], rounds: int) -> dict[str, list[float]]:
+    """Each side's times over ``rounds`` rounds, the sides run in turn within a round, after one
+    untimed warm-up round."""
+    for side in sides.values():
+        side()
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(rounds):
+        for name, side in sides.items():
+            times[name].append(side())
+    return times
+
+
+def format_seconds(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def ratio_row(name: str, measured: list[float], floor: list[float], goal: str, per: int = 1, unit: str = "") -> Row:
+    """Medians of both sides (divided by ``per``, labelled ``unit``) and of the per-round ratios."""
+    ratio = statistics.median(m / f for m, f in zip(measured, floor))
+    return Row(
+        name, format_seconds(statistics.median(measured) / per) + unit, format_seconds(statistics.median(floor) / per) + unit,
+        f"{ratio:.2f}×", goal,
+    )
+
+
+def share_row(name: str, traced: list[float], untraced: list[float], goal: str, records: int) -> Row:
+    """Medians of both sides and of the per-round extra share (traced − untraced)/untraced."""
+    share = statistics.median((t - u) / u for t, u in zip(traced, untraced))
+    return Row(
+        name, f"{format_seconds(statistics.median(traced))} ({records} records)", format_seconds(statistics.median(untraced)),
+        f"{100 * share:+.1f} %", goal,
+    )
+
+
+# ----------------------------------------------------------------------------- data and floors
+
+
+@functools.cache
+def dataset(name: str):
+    """Adult (a9a, from DPBENCH_DATA) or the generated synthetic_logreg."""
+    if name == "synthetic_logreg":
+        return load_dataset(name, {}, data_dir=Path("."), allow_download=False)
+    if not os.environ.get("DPBENCH_DATA"):
+        raise Skipped("DPBENCH_DATA unset")
+    return load_dataset("adult", {"encoding": "a9a"}, data_dir=Path(os.environ["DPBENCH_DATA"]), allow_download=False)
+
+
+def problem_for(name: str, loss: str, reg: float):
+    """The training problem on all of a dataset, with its declared public bounds (as the engine builds it)."""
+    data = dataset(name)
+    return make_problem(
+        data.X, data.y, loss=loss, reg=reg, public_row_norm=data.info.get("row_norm_bound"),
+        public_feature_bound=data.info.get("feature_bound"), public_row_l1_norm=data.info.get("row_l1_bound"),
+    )
+
+
+def seeded_rngs() -> Callable[[], np.random.Generator]:
+    """Generators seeded 0, 1, 2, …: a side calling it once per round gets round k's seed."""
+    seeds = itertools.count()
+    return lambda: np.random.default_rng(next(seeds))
+
+
+def gather_floor(rows: np.ndarray, rate: float, steps: int) -> Timed:
+    """``steps`` fresh Poisson batches (drawn untimed), each gathered from ``rows`` with X_B·w and X_Bᵀr."""
+    rng = seeded_rngs()
+    w = np.random.default_rng(0).normal(scale=0.1, size=rows.shape[1])
+
+    def run() -> float:
+        generator = rng()
+        batches = [poisson_subsample(rows.shape[0], rate, generator) for _ in range(steps)]
+
+        def products() -> None:
+            for batch in batches:
+                gathered = rows[batch]
+                gathered.T @ (gathered @ w)
+
+        return elapsed(products)
+
+    return run
+
+
+def two_products(matrix: np.ndarray, w: np.ndarray) -> Callable[[], None]:
+    """M·w into a reused buffer (as the problem does), then Mᵀr."""
+    margins = np.empty(matrix.shape[0])
+
+    def products() -> None:
+        np.matmul(matrix, w, out=margins)
+        matrix.T @ margins
+
+    return products
+
+
+# ----------------------------------------------------------------------------- rows
+
+
+def dp_sgd_step_rows() -> list[Row]:
+    problem, rate, steps = problem_for("adult", "logistic", 0.001), 0.01, 1000
+    rng = seeded_rngs()
+
+    def algorithm() -> float:
+        ledger, tracer = Ledger(1e6, 1e-8, RDPAccountant()), NullTracer(problem, None)
+        sgd = DPSGD(noise="fixed", noise_multiplier=1.0, batch_size=int(rate * problem.n), max_iterations=steps)
+        return elapsed(lambda: sgd.fit(problem, ledger, rng(), tracer))
+
+    times = interleave({"dp_sgd": algorithm, "floor": gather_floor(problem._minibatch_rows, rate, steps)}, rounds=21)
+    return [ratio_row("dp_sgd_step", times["dp_sgd"], times["floor"], "≤ 1.5×", per=steps, unit="/step")]
+
+
+def dp_sgd_fit_rows() -> list[Row]:
+    rng = seeded_rngs()
+
+    def fit():
+        problem = problem_for("adult", "logistic", 0.001)
+        ledger = Ledger(1.0, 1e-8, RDPAccountant())
+        return DPSGD(epochs=1).fit(problem, ledger, rng(), NullTracer(problem, None))
+
+    probe = fit()  # its batch rate and number of steps set the floor
+    floor_rows = problem_for("adult", "logistic", 0.001)._minibatch_rows
+    floor = gather_floor(floor_rows, probe.info["sampling_rate"], probe.n_iterations)
+    times = interleave({"fit": lambda: elapsed(fit), "floor": floor}, rounds=15)
+    return [ratio_row("dp_sgd_fit", times["fit"], times["floor"], "≤ 2×")]
+
+
+def full_gradient_rows() -> list[Row]:
+    rows, calls, rounds = [], 20, 21
+    w = np.random.default_rng(0).normal(scale=0.1, size=dataset("synthetic_logreg").X.shape[1])
+    for name, loss in (("full_gradient_logistic", "logistic"), ("full_gradient_huber", "huber_hinge")):
+        problem = problem_for("synthetic_logreg", loss, 0.02)
+        clip = 0.5 * problem.lipschitz()
+        matrix = problem._signed_X if problem._signed_X is not None else problem.X
+        sides = {
+            "gradient": repeated(lambda p=problem, c=clip: p.clipped_gradient_sum(w, None, c), calls),
+            "floor": repeated(two_products(matrix, w), calls),
+        }
+        times = interleave(sides, rounds)
+        rows.append(ratio_row(name, times["gradient"], times["floor"], "≤ 1.3×", per=calls, unit="/call"))
+    problem = problem_for("synthetic_logreg", "logistic", 0.02)
+    sides = {"both": repeated(lambda: problem.objective_and_gradient(w), calls), "floor": repeated(two_products(problem.X, w), calls)}
+    times = interleave(sides, rounds)
+    rows.append(ratio_row("objective_and_gradient", times["both"], times["floor"], "≤ 1.3×", per=calls, unit="/call"))
+    return rows
+
+
+def trace_share_rows(name: str, problem, fit: Callable, make_ledger: Callable[[], Ledger], rounds: int) -> list[Row]:
+    """The share of ``fit``'s time spent tracing with the default cadence (max_share = TRACE_MAX_SHARE) and with
+    the old unbounded one, against the same fit untraced; the fits of one round draw the same seed."""
+    records: dict[str, int] = {}
+
+    def traced(label: str, make_tracer: Callable[[Ledger], Tracer]) -> Timed:
+        rng = seeded_rngs()
+
+        def run() -> float:
+            ledger = make_ledger()
+            tracer = make_tracer(ledger)
+            seconds = elapsed(lambda: fit(problem, ledger, rng(), tracer))
+            records[label] = len(tracer.rows)
+            return seconds
+
+        return run
+
+    sides = {
+        "off": traced("off", lambda ledger: NullTracer(problem, ledger)),
+        "share": traced("share", lambda ledger: Tracer(problem, ledger, max_share=TRACE_MAX_SHARE)),
+        "unbounded": traced("unbounded", lambda ledger: Tracer(problem, ledger)),
+    }
+    times = interleave(sides, rounds)
+    return [
+        share_row(name, times["share"], times["off"], "≤ 10 %", records["share"]),
+        share_row(f"{name}_unbounded", times["unbounded"], times["off"], "— (old default)", records["unbounded"]),
+    ]
+
+
+def trace_share_dp_sgd_rows() -> list[Row]:
+    problem = problem_for("adult", "logistic", 0.001)
+    sgd = DPSGD(noise="fixed", noise_multiplier=1.0, batch_size=int(0.01 * problem.n), max_iterations=100)
+    return trace_share_rows("trace_share_dp_sgd", problem, sgd.fit, lambda: Ledger(1e6, 1e-8, RDPAccountant()), rounds=41)
+
+
+def trace_share_kuru_rows() -> list[Row]:
+    problem = problem_for("synthetic_logreg", "logistic", 0.02)
+    nag = DPNAG(iterations=100, smoothness=KURU_SMOOTHNESS)
+    return trace_share_rows("trace_share_kuru", problem, nag.fit, lambda: Ledger(1.0, 1e-8, "pure"), rounds=15)
+
+
+def import_engine_rows() -> list[Row]:
+    def interpreter(code: str) -> Timed:
+        return lambda: elapsed(lambda: subprocess.run([sys.executable, "-c", code], check=True))
+
+    times = interleave({"engine": interpreter("import dpbench.engine"), "bare": interpreter("pass")}, rounds=7)
+    return [ratio_row("import_engine", times["engine"], times["bare"], "measured ≤ 0.3 s")]
+
+
+def sampler_rows() -> list[Row]:
+    n, rate, calls = 32561, 0.01, 2000
     rng = np.random.default_rng(0)
-    batches = [poisson_subsample(problem.n, q, rng) for _ in range(steps)]
-    w = rng.normal(size=problem.dim) * 0.1
-
-    def floor():
-        for b in batches:
-            Xb = problem.X[b]
-            Xb.T @ (Xb @ w)
-
-    def clipped():
-        for b in batches:
-            problem.clipped_gradient_sum(w, b, 3.0)
-
-    def loop():
-        for b in batches[:20]:
-            total = np.zeros(problem.dim)
-            for i in b:
-                xi = problem.X[i]
-                xi = xi.toarray().ravel() if hasattr(xi, "toarray") else xi
-                g = problem.loss.derivative(np.array([y[i] * xi @ w]))[0] * y[i] * xi
-                total += g / max(1.0, np.linalg.norm(g) / 3.0)
-
-    def dp_sgd():
-        ledger = Ledger(1e6, 1e-8, RDPAccountant())
-        DPSGD(batch_size=int(q * problem.n), max_iterations=steps).fit(problem, ledger, np.random.default_rng(1), Tracer(problem, None, every=10**9))
-
-    t_floor = _best_of(floor)
-    t_clip = _best_of(clipped)
-    t_loop = _best_of(loop, repeats=2) * steps / 20
-    t_sgd = _best_of(dp_sgd, repeats=3)
-    print(f"{name}: n={problem.n} d={problem.dim} q={q} ({steps} minibatches)")
-    print(f"  floor X_B·w + X_Bᵀr        {t_floor * 1e6 / steps:9.1f} µs/step  1.00×")
-    print(f"  clipped gradient sum        {t_clip * 1e6 / steps:9.1f} µs/step  {t_clip / t_floor:5.2f}×")
-    print(f"  DP-SGD step (with ledger)   {t_sgd * 1e6 / steps:9.1f} µs/step  {t_sgd / t_floor:5.2f}×")
-    print(f"  per-example Python loop     {t_loop * 1e6 / steps:9.1f} µs/step  {t_loop / t_floor:5.2f}×")
+    sides = {
+        "poisson": repeated(lambda: poisson_subsample(n, rate, rng), calls),
+        "choice": repeated(lambda: np.sort(rng.choice(n, rng.binomial(n, rate), replace=False)), calls),
+        "draws": repeated(lambda: rng.geometric(rate, size=int(rate * n)), calls),
+    }
+    times = interleave(sides, rounds=21)
+    return [
+        ratio_row("sampler", times["poisson"], times["draws"], "— (record)", per=calls, unit="/call"),
+        ratio_row("sampler_old", times["choice"], times["draws"], "— (record)", per=calls, unit="/call"),
+    ]
 
 
-def bench_dp_nag(X, y, iterations: int = 1000) -> None:
-    problem = make_problem(X, y, loss="logistic", reg=0.02)
-    w, r = np.full(problem.dim, 0.1), np.full(problem.n, 0.1)
-
-    def floor():
-        for _ in range(iterations):
-            problem.X @ w
-            problem.X.T @ r
-
-    def run(every):
-        ledger = Ledger(1.0, 1e-8, "pure")
-        DPNAG(iterations=iterations, smoothness=5.1033).fit(problem, ledger, np.random.default_rng(0), Tracer(problem, ledger, every=every))
-
-    # interleaved, best of 5 each: this VM's speed drifts by tens of percent between seconds
-    t_floor, t_bare, t_traced = (min(ts) for ts in zip(*(
-        (_best_of(floor, 1), _best_of(lambda: run(10**9), 1), _best_of(lambda: run(0), 1)) for _ in range(5)
-    )))
-    print(f"DP-NAG, T = {iterations}, n = {problem.n}, d = {problem.dim}, no subsampling")
-    print(f"  floor: {2 * iterations} products X·w, Xᵀr  {t_floor * 1e3:8.1f} ms  1.00×")
-    print(f"  DP-NAG run (no trace)            {t_bare * 1e3:8.1f} ms  {t_bare / t_floor:5.2f}×  (target ≤ 1.5×)")
-    print(f"  DP-NAG run (default trace)       {t_traced * 1e3:8.1f} ms  {t_traced / t_floor:5.2f}×")
+def loss_value_rows() -> list[Row]:
+    margins, calls, loss = np.random.default_rng(0).normal(scale=3.0, size=(32561, 21)), 10, LogisticLoss()
+    sides = {"loss": repeated(lambda: loss.value(margins), calls), "logaddexp": repeated(lambda: np.logaddexp(0.0, -margins), calls)}
+    times = interleave(sides, rounds=15)
+    return [ratio_row("loss_value_logistic", times["loss"], times["logaddexp"], "< 1×", per=calls, unit="/call")]
 
 
-def bench_scoring(name: str, X, y) -> None:
-    problem = make_problem(X, y, loss="logistic", reg=0.001)
+def privgene_scorer_rows() -> list[Row]:
+    problem = problem_for("adult", "logistic", 0.001)
     rng = np.random.default_rng(0)
-    margins = rng.normal(scale=3.0, size=(problem.n, 21))
     child = rng.normal(scale=0.1, size=problem.dim)
     population = PrivGene()._mutants(child[None, :], 0.1, rng)
     scorer = CoordinateMoveScorer(problem, None)
-    t_logaddexp = _best_of(lambda: np.logaddexp(0.0, -margins))
-    t_loss = _best_of(lambda: problem.loss.value(margins))
-    t_product = _best_of(lambda: population_fitness(problem, population.T, None), repeats=3)
-    t_scorer = _best_of(lambda: scorer(child, 0.1), repeats=3)
-    print(f"{name}: candidate scoring")
-    print(f"  np.logaddexp, n × 21 margins           {t_logaddexp * 1e3:8.2f} ms  1.00×")
-    print(f"  LogisticLoss.value, same margins       {t_loss * 1e3:8.2f} ms  {t_loss / t_logaddexp:5.2f}×")
-    print(f"  PrivGene population, X @ W (n × {2 * problem.dim})  {t_product * 1e3:8.2f} ms  1.00×")
-    print(f"  PrivGene CoordinateMoveScorer          {t_scorer * 1e3:8.2f} ms  {t_scorer / t_product:5.2f}×")
+    sides = {"scorer": lambda: elapsed(lambda: scorer(child, 0.1)), "product": lambda: elapsed(lambda: population_fitness(problem, population.T, None))}
+    times = interleave(sides, rounds=11)
+    return [ratio_row("privgene_scorer", times["scorer"], times["product"], "< 1×")]
+
+
+def dp_nag_run_rows() -> list[Row]:
+    problem, iterations = problem_for("synthetic_logreg", "logistic", 0.02), 1000
+    nag = DPNAG(iterations=iterations, smoothness=KURU_SMOOTHNESS)
+    rng = seeded_rngs()
+
+    def algorithm() -> float:
+        ledger = Ledger(1.0, 1e-8, "pure")
+        tracer = NullTracer(problem, ledger)
+        return elapsed(lambda: nag.fit(problem, ledger, rng(), tracer))
+
+    products = two_products(problem._signed_X, np.full(problem.dim, 0.1))
+    floor = repeated(products, iterations)
+    times = interleave({"dp_nag": algorithm, "floor": floor}, rounds=7)
+    return [ratio_row("dp_nag_run", times["dp_nag"], times["floor"], "≤ 1.5×")]
+
+
+ROWS: dict[str, Callable[[], list[Row]]] = {
+    "dp_sgd_step": dp_sgd_step_rows,
+    "dp_sgd_fit": dp_sgd_fit_rows,
+    "full_gradient": full_gradient_rows,
+    "trace_share_dp_sgd": trace_share_dp_sgd_rows,
+    "trace_share_kuru": trace_share_kuru_rows,
+    "import_engine": import_engine_rows,
+    "sampler": sampler_rows,
+    "loss_value_logistic": loss_value_rows,
+    "privgene_scorer": privgene_scorer_rows,
+    "dp_nag_run": dp_nag_run_rows,
+}
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def ram_gb() -> str:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return f"{int(line.split()[1]) / 2**20:.1f} GiB"
+    return "unknown"
+
+
+def blas() -> str:
+    """The BLAS libraries loaded (numpy's first) as threadpoolctl sees them: library, version, where
+    from, threads; else numpy's as it was built."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        config = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        return f"{config['name']} {config['version']} (numpy's build; threads unknown)"
+    pools = sorted((p for p in threadpool_info() if p["user_api"] == "blas"), key=lambda p: "numpy" not in p["filepath"])
+    return "; ".join(
+        f"{p['internal_api']} {p['version']} ({Path(p['filepath']).parent.name}, {p.get('architecture', '?')}, "
+        f"{p['num_threads']} thread{'s' if p['num_threads'] > 1 else ''})"
+        for p in pools
+    )
+
+
+def machine() -> list[str]:
+    return [
+        f"- CPU: {cpu_model()}, {os.cpu_count()} logical cores ({len(os.sched_getaffinity(0))} usable)",
+        f"- RAM: {ram_gb()}",
+        f"- Python {platform.python_version()}, numpy {np.__version__}, BLAS: {blas()}",
+        f"- date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
+    ]
+
+
+def markdown(rows: list[Row]) -> str:
+    lines = [*machine(), "", "| row | measured | floor | ratio | goal |", "|---|---|---|---|---|"]
+    lines += [f"| {r.name} | {r.measured} | {r.floor} | {r.ratio} | {r.goal} |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def run(names: list[str]) -> list[Row]:
+    rows = []
+    for name in names:
+        start = time.perf_counter()
+        try:
+            produced = ROWS[name]()
+        except Skipped as why:
+            print(f"{name}: skipped ({why})", file=sys.stderr)
+            produced = [Row(name, f"skipped: {why}", "", "", "")]
+        print(f"{name}: {time.perf_counter() - start:.1f} s", file=sys.stderr)
+        rows += produced
+    return rows
 
 
 def main() -> None:
-    data = load_dataset("synthetic_logreg", {}, data_dir=Path("."), allow_download=False)
-    bench("synthetic_logreg", data.X, data.y, q=0.01)
-    if os.environ.get("DPBENCH_DATA"):
-        adult = load_dataset("adult", {}, data_dir=Path(os.environ["DPBENCH_DATA"]), allow_download=False)
-        bench("adult (a9a, sparse)", adult.X, adult.y, q=0.01)
-        bench_scoring("adult (a9a, sparse)", adult.X, adult.y)
-    bench_scoring("synthetic_logreg", data.X, data.y)
-    bench_dp_nag(data.X, data.y)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--all", action="store_true", help="run every row")
+    which.add_argument("--row", action="append", choices=list(ROWS), help="run this row (repeatable)")
+    parser.add_argument("--out", type=Path, help="also write the Markdown table here")
+    args = parser.parse_args()
+    report = markdown(run(list(ROWS) if args.all else args.row))
+    print(report)
+    if args.out:
+        args.out.write_text(report)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ CASES = [
     (["+foo=1"], "foo is not a dpbench setting; top-level keys: algorithm, bo, cv"),
     (["+cv.fold=3"], "cv.fold is not a cv setting; valid: folds, test_fraction"),
     (["+data.rownorm=1"], "data.rownorm is not a data setting; valid: allow_download, row_norm, scaling"),
-    (["+trace.evry=2"], "trace.evry is not a trace setting; valid: every, nonprivate"),
+    (["+trace.evry=2"], "trace.evry is not a trace setting; valid: every, max_share, nonprivate"),
     (["+bo.foo=1"], "bo.foo is not a bo setting; valid: candidate_seed"),
     # issue 18 item 3: a sweep preset without -m would run the defaults once
     (["experiment=kuru_fig3"], "experiment=kuru_fig3 is a sweep preset; run it with -m: dpbench -m experiment=kuru_fig3"),
@@ -88,6 +88,8 @@ CASES = [
     (["data.row_norm=-1"], "data.row_norm must be null or finite and > 0, got -1.0"),
     (["data.row_norm=0"], "data.row_norm must be null or finite and > 0, got 0.0"),
     (["trace.every=-1"], "trace.every must be ≥ 0 (0 = automatic), got -1"),
+    (["trace.max_share=0"], "trace.max_share must be null or finite and > 0, got 0.0"),
+    (["trace.max_share=abc"], "trace.max_share must be a number"),
     (["dataset.d=0"], "dataset 'synthetic_logreg': option 'd' must be an integer >= 1, got 0"),
     (["algorithm.expected_iterations=0"], "algorithm dp_blsgd: expected_iterations must be finite and > 0, got 0"),
     (["algorithm.noise=nope"], "algorithm dp_blsgd: noise must be one of laplace, gaussian, got 'nope'"),

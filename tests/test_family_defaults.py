@@ -271,10 +271,15 @@ def _config_hashes(conf: Path, spell=None) -> dict[str, str]:
         return hashes
 
 
+def _traced_as_before_issue_19(label: str, overrides: list[str]) -> list[str]:
+    """The case with the trace cadence it had when HASHES were recorded (no bound on its share)."""
+    return [*overrides, "trace.max_share=null"]
+
+
 def test_no_preset_job_nor_the_default_run_changes_its_config_hash():
     from dpbench.config import config_dir
 
-    hashes = _config_hashes(config_dir())
+    hashes = _config_hashes(config_dir(), spell=_traced_as_before_issue_19)
     assert set(HASHES) <= set(hashes)
     changed = {label: (HASHES[label], hashes[label]) for label in HASHES if hashes[label] != HASHES[label]}
     assert not changed
@@ -428,3 +433,16 @@ HASHES = {
     'experiment=liu_fig4 algorithm=dp_dda_two_edges,privacy.eps=0.2': 'e5be14d9243c6087',
     'experiment=liu_fig4 algorithm=dp_dda_all_nodes,privacy.eps=0.2': '4c8f071cea0eb479',
 }
+
+
+def test_the_trace_bound_changes_the_hash_of_traced_jobs_only(compose_run_config):
+    """Issue 19: the automatic trace of a GLM job is bounded by trace.max_share (fewer records), so its
+    hash moves; the presets drawn from traces keep theirs (max_share: null), and so do jobs with no
+    GLM trace (han_pwa, kusner_bo)."""
+    assert compose_run_config().config_hash != HASHES["default"]
+    assert compose_run_config("trace.every=5").config_hash == compose_run_config("trace.every=5", "trace.max_share=0.5").config_hash
+    kuru_job = "experiment=kuru_fig3 algorithm.iterations=100,algorithm.step_scale=0.1,algorithm=dp_gd"
+    for label in ("experiment=liu_fig1", "experiment=han_fig1", "experiment=kusner_fig1", kuru_job):
+        experiment, _, subdir = label.partition(" ")
+        overrides = [experiment, *(subdir.split(",") if subdir else [])]
+        assert compose_run_config(*overrides).config_hash == HASHES[label], label

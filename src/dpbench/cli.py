@@ -28,9 +28,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
 # to report the semaphores of the workers it lost: harmless, and noise under the one-line message.
 os.environ["PYTHONWARNINGS"] = ",".join(filter(None, (os.environ.get("PYTHONWARNINGS"), "ignore:resource_tracker:UserWarning")))
 
-import hydra
-from hydra.core.hydra_config import HydraConfig
-from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from dpbench.config import config_dir, default_cache_dir, group_choices
@@ -212,12 +209,15 @@ def report_and_exit(exc: BaseException, reports: list) -> None:
     sys.exit(1)
 
 
-@hydra.main(version_base="1.3", config_path=str(config_dir()), config_name="config")
-def _hydra_main(cfg: DictConfig) -> None:
+def _task(cfg: DictConfig) -> None:
+    """The Hydra task of every job: validate ``cfg``, then run it. The engine is imported once ``cfg``
+    is valid, so that a refused configuration is answered without loading it."""
     from pathlib import Path
 
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
     from dpbench.config import RunConfig, apply_variant
-    from dpbench.engine import run_job
     from dpbench.results import record_failure
 
     hydra_cfg = HydraConfig.get()
@@ -232,6 +232,8 @@ def _hydra_main(cfg: DictConfig) -> None:
             else:
                 record_failure(out_dir, exc)  # a sweep's status lists the failed job
             raise
+        from dpbench.engine import run_job
+
         results = run_job(run_cfg, out_dir, resolved_config=resolved)
         if hydra_cfg.mode == RunMode.RUN:
             print(headline(results, out_dir))
@@ -250,15 +252,18 @@ def _hydra_main(cfg: DictConfig) -> None:
 def main() -> None:
     """Entry point of the ``dpbench`` console script. Hydra is asked to re-raise what a job raises
     (``HYDRA_FULL_ERROR``) so that :func:`report_and_exit` can say it in one line; a user who sets
-    ``HYDRA_FULL_ERROR=1`` themselves gets Hydra's full traceback as usual."""
-    from dpbench.sweep import finish_open_sweeps
-
-    register_resolvers()
+    ``HYDRA_FULL_ERROR=1`` themselves gets Hydra's full traceback as usual. ``--help`` is answered
+    from ``conf/`` without importing Hydra (:mod:`dpbench.cli_help`)."""
     if any(arg in ("--help", "-h") for arg in sys.argv[1:]):
         from dpbench.cli_help import help_text
 
         print(help_text())
         return
+    import hydra
+
+    from dpbench.sweep import finish_open_sweeps
+
+    register_resolvers()
     wants_traceback = os.environ.get("HYDRA_FULL_ERROR", "") not in ("", "0")
     os.environ["HYDRA_FULL_ERROR"] = "1"
     reports: list = []
@@ -266,7 +271,7 @@ def main() -> None:
         try:
             check_group_choices(sys.argv[1:])
             check_preset_mode(sys.argv[1:])
-            _hydra_main()
+            hydra.main(version_base="1.3", config_path=str(config_dir()), config_name="config")(_task)()
         finally:  # a sweep that raised (a bug in a job, Ctrl-C) still gets its manifest
             reports = finish_open_sweeps()
     except (Exception, KeyboardInterrupt) as exc:

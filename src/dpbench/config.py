@@ -14,6 +14,7 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ CONVERSIONS = ("tight", "prop1")
 MIN_EPS = 1e-6  # privacy.eps = 1e-300 ended in a ZeroDivisionError
 MAX_EPS = 1e4  # privacy.eps = 1e300 ended in an OverflowError; 1e4 is far beyond any meaningful guarantee
 MAX_SEED = 2**63 - 1  # seeds are stored as int64 in the results
+TRACE_MAX_SHARE = 0.05  # trace records ≥ n/0.05 rows of work apart: tracing ≤ 10 % of a fit (docs/performance.md)
 PWA_LOSS = "max_affine"  # model=pwa: han_pwa's f(x) = max_i (a_iᵀx + b_i)
 BO_LOSS = "bo_target"  # model=bo: kusner_bo tunes the hyper-parameters of the model named by bo.target
 
@@ -224,35 +226,30 @@ class RunConfig:
     progress: bool = True
     trace_every: int = 0
     trace_nonprivate: bool = False
+    trace_max_share: float | None = TRACE_MAX_SHARE
     experiment: str | None = None
     variant: str | None = None
     bo: BOConfig | None = None
     tuning: TuningConfig = field(default_factory=TuningConfig)
 
     def __post_init__(self) -> None:
-        if not 0 <= self.seed <= MAX_SEED:
-            raise ConfigError(f"seed must be in [0, 2^63 − 1], got {self.seed}")
-        if self.reps < 1:
-            raise ConfigError(f"reps must be ≥ 1, got {self.reps}")
-        if self.folds < 1:
-            raise ConfigError(f"cv.folds must be ≥ 1, got {self.folds}")
-        if not 0.0 <= self.test_fraction < 1.0:
-            raise ConfigError(f"cv.test_fraction must be in [0, 1), got {self.test_fraction}")
-        if self.test_fraction == 0.0 and self.folds > 1:
-            raise ConfigError(f"cv.test_fraction=0 (train on every row) needs cv.folds=1, got cv.folds={self.folds}")
-        if self.row_norm is not None and not (math.isfinite(self.row_norm) and self.row_norm > 0):
-            raise ConfigError(f"data.row_norm must be null or finite and > 0, got {self.row_norm}")
-        from dpbench.data.scaling import SCALINGS
-
-        if self.scaling not in SCALINGS:
-            raise ConfigError(f"data.scaling must be one of {', '.join(SCALINGS)}, got {self.scaling!r}")
-        if self.trace_every < 0:
-            raise ConfigError(f"trace.every must be ≥ 0 (0 = automatic), got {self.trace_every}")
+        _check_settings(vars(self))
 
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_dictconfig(cls, cfg: DictConfig) -> RunConfig:
-        """Validate a composed Hydra config (the ``hydra`` node is ignored; a variant is applied first)."""
+        """Validate a composed Hydra config (the ``hydra`` node is ignored; a variant is applied first).
+        The settings outside the dataset, model and algorithm groups are checked first, so that a bad
+        one is refused before the registries of datasets and algorithms load (numpy, scipy, scikit-learn)."""
+        cfg = apply_variant(cfg)
+        _check_known_keys(cfg)
+        settings = _settings(cfg)
+        _check_settings(settings)
+        return cls._with_groups(cfg, settings)
+
+    @classmethod
+    def _with_groups(cls, cfg: DictConfig, settings: dict[str, Any]) -> RunConfig:
+        """:meth:`from_dictconfig` once ``settings`` are valid: the dataset, model and algorithm groups."""
         from dpbench.algorithms.registry import (
             ALGORITHMS,
             check_compatible,
@@ -261,12 +258,9 @@ class RunConfig:
         from dpbench.data import DATASET_NAMES
         from dpbench.pwa.dataset import PWA_DATASETS, load_pwa_problem
 
-        cfg = apply_variant(cfg)
-        _check_known_keys(cfg)
         dataset = _section(cfg, "dataset")
         algorithm = _section(cfg, "algorithm")
         model = _section(cfg, "model")
-        privacy = _section(cfg, "privacy")
         dataset_name = _name(dataset, "dataset", DATASET_NAMES + PWA_DATASETS)
         algorithm_name = _name(algorithm, "algorithm", ALGORITHMS)
         model_name = _name(model, "model", group_choices("model"))
@@ -282,29 +276,8 @@ class RunConfig:
             algorithm=algorithm_name,
             algorithm_params={k: v for k, v in algorithm.items() if k not in ("name", "tuning_grid")},
             model=model_config,
-            privacy=PrivacyConfig(
-                eps=_number(privacy.get("eps"), "privacy.eps"),
-                delta=_number(privacy.get("delta"), "privacy.delta"),
-                conversion=str(privacy.get("conversion", "tight")),
-                sampler=str(privacy.get("sampler", "numpy")),
-                neighbouring=str(privacy.get("neighbouring", "add_remove")),
-            ),
-            seed=_integer(cfg.get("seed", 0), "seed"),
-            reps=_integer(cfg.get("reps", 1), "reps"),
-            folds=_integer(_select(cfg, "cv.folds", 1), "cv.folds"),
-            test_fraction=_number(_select(cfg, "cv.test_fraction", 0.2), "cv.test_fraction"),
-            data_dir=Path(str(cfg.get("data_dir") or default_cache_dir())).expanduser(),
-            allow_download=_boolean(_select(cfg, "data.allow_download", False), "data.allow_download"),
-            row_norm=_optional_number(_select(cfg, "data.row_norm", None), "data.row_norm"),
-            scaling=str(_select(cfg, "data.scaling", "public")),
-            force=_boolean(cfg.get("force", False), "force"),
-            progress=_boolean(cfg.get("progress", True), "progress"),
-            trace_every=_integer(_select(cfg, "trace.every", 0), "trace.every"),
-            trace_nonprivate=_boolean(_select(cfg, "trace.nonprivate", False), "trace.nonprivate"),
-            experiment=cfg.get("experiment_name"),
-            variant=cfg.get("variant"),
             bo=_bo_config(cfg) if model.get("loss") == BO_LOSS else None,
-            tuning=_tuning_config(cfg, algorithm),
+            **settings,
         )
         algorithm_instance = make_algorithm(run.algorithm, run.algorithm_params)  # validates the hyper-parameters
         if run.bo is not None and run.bo.target not in algorithm_instance.targets:
@@ -336,6 +309,9 @@ class RunConfig:
             d.pop(key)
         if not self.trace_nonprivate:  # keeps the hashes of jobs from before the key existed
             d.pop("trace_nonprivate")
+        # the trace is as before the key existed (or there is none: han_pwa, kusner_bo): same hash
+        if self.trace_max_share is None or self.trace_every or _MODEL_KINDS.get(self.model.loss, "glm") != "glm":
+            d.pop("trace_max_share")
         if d["bo"] is None:  # keeps the hashes of jobs from before the bo section existed
             d.pop("bo")
         if self.privacy.sampler == "numpy":  # likewise for the default sampler
@@ -358,6 +334,65 @@ class RunConfig:
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def _settings(cfg: DictConfig) -> dict[str, Any]:
+    """RunConfig's fields outside the dataset, model, algorithm and bo sections, read and typed;
+    ``privacy`` and ``tuning`` validate themselves, :func:`_check_settings` the others."""
+    privacy = _section(cfg, "privacy")
+    return {
+        "privacy": PrivacyConfig(
+            eps=_number(privacy.get("eps"), "privacy.eps"),
+            delta=_number(privacy.get("delta"), "privacy.delta"),
+            conversion=str(privacy.get("conversion", "tight")),
+            sampler=str(privacy.get("sampler", "numpy")),
+            neighbouring=str(privacy.get("neighbouring", "add_remove")),
+        ),
+        "seed": _integer(cfg.get("seed", 0), "seed"),
+        "reps": _integer(cfg.get("reps", 1), "reps"),
+        "folds": _integer(_select(cfg, "cv.folds", 1), "cv.folds"),
+        "test_fraction": _number(_select(cfg, "cv.test_fraction", 0.2), "cv.test_fraction"),
+        "data_dir": Path(str(cfg.get("data_dir") or default_cache_dir())).expanduser(),
+        "allow_download": _boolean(_select(cfg, "data.allow_download", False), "data.allow_download"),
+        "row_norm": _optional_number(_select(cfg, "data.row_norm", None), "data.row_norm"),
+        "scaling": str(_select(cfg, "data.scaling", "public")),
+        "force": _boolean(cfg.get("force", False), "force"),
+        "progress": _boolean(cfg.get("progress", True), "progress"),
+        "trace_every": _integer(_select(cfg, "trace.every", 0), "trace.every"),
+        "trace_nonprivate": _boolean(_select(cfg, "trace.nonprivate", False), "trace.nonprivate"),
+        "trace_max_share": _optional_number(_select(cfg, "trace.max_share", TRACE_MAX_SHARE), "trace.max_share"),
+        "experiment": cfg.get("experiment_name"),
+        "variant": cfg.get("variant"),
+        "tuning": _tuning_config(cfg, _section(cfg, "algorithm")),
+    }
+
+
+def _check_settings(settings: Mapping[str, Any]) -> None:
+    """The ranges of RunConfig's scalar settings (``settings``: field name → value)."""
+    seed, reps, folds, test_fraction, row_norm, scaling, trace_every, trace_max_share = (
+        settings[key]
+        for key in ("seed", "reps", "folds", "test_fraction", "row_norm", "scaling", "trace_every", "trace_max_share")
+    )
+    if not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"seed must be in [0, 2^63 − 1], got {seed}")
+    if reps < 1:
+        raise ConfigError(f"reps must be ≥ 1, got {reps}")
+    if folds < 1:
+        raise ConfigError(f"cv.folds must be ≥ 1, got {folds}")
+    if not 0.0 <= test_fraction < 1.0:
+        raise ConfigError(f"cv.test_fraction must be in [0, 1), got {test_fraction}")
+    if test_fraction == 0.0 and folds > 1:
+        raise ConfigError(f"cv.test_fraction=0 (train on every row) needs cv.folds=1, got cv.folds={folds}")
+    if row_norm is not None and not (math.isfinite(row_norm) and row_norm > 0):
+        raise ConfigError(f"data.row_norm must be null or finite and > 0, got {row_norm}")
+    from dpbench.data.scaling import SCALINGS
+
+    if scaling not in SCALINGS:
+        raise ConfigError(f"data.scaling must be one of {', '.join(SCALINGS)}, got {scaling!r}")
+    if trace_every < 0:
+        raise ConfigError(f"trace.every must be ≥ 0 (0 = automatic), got {trace_every}")
+    if trace_max_share is not None and not (math.isfinite(trace_max_share) and trace_max_share > 0):
+        raise ConfigError(f"trace.max_share must be null or finite and > 0, got {trace_max_share}")
+
+
 TOP_LEVEL_KEYS = (
     "dataset", "algorithm", "model", "privacy", "tuning", "seed", "reps", "cv", "data_dir", "data", "force", "progress",
     "trace", "experiment_name", "variant", "variants", "bo", "hydra",
@@ -366,7 +401,7 @@ SECTION_KEYS = {
     "privacy": ("eps", "delta", "conversion", "sampler", "neighbouring"),
     "cv": ("folds", "test_fraction"),
     "data": ("allow_download", "row_norm", "scaling"),
-    "trace": ("every", "nonprivate"),
+    "trace": ("every", "nonprivate", "max_share"),
 }
 
 

@@ -6,6 +6,9 @@ algorithm sees the same folds and a rerun is bit-identical. Fold assignment deri
 whose spend is checked against the target before anything is written: spending more than
 the budget is a bug, never a result. Output: ``results.parquet``, ``trace.parquet`` and
 ``run.json`` in the job directory, written atomically; a finished job is skipped unless forced.
+
+The algorithms, the accountants, pandas, scipy and scikit-learn are imported by the functions that
+use them: importing the engine loads numpy and little else (tests/test_import_cost.py).
 """
 
 from __future__ import annotations
@@ -20,24 +23,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
-from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
-from tqdm.auto import tqdm
 
 from dpbench import __version__
-from dpbench.algorithms.base import FitResult, Tracer
-from dpbench.algorithms.baselines import NonPrivate
-from dpbench.algorithms.registry import algorithm_class, make_algorithm
-from dpbench.config import RunConfig, default_cache_dir
-from dpbench.data import Dataset, clip_rows, load_dataset
+from dpbench.data import load_dataset
 from dpbench.errors import ConfigError, DpbenchError, PrivacyViolation
 from dpbench.locking import job_lock
-from dpbench.privacy.accountant import Accountant, Ledger, make_accountant
-from dpbench.privacy.filter import filter_accountant, stopping_rule
 from dpbench.privacy.neighbouring import (
     group_privacy_epsilon,
     native_epsilon,
@@ -45,7 +38,6 @@ from dpbench.privacy.neighbouring import (
     run_budget,
 )
 from dpbench.privacy.samplers import use_sampler
-from dpbench.problems import GLMProblem, make_problem
 from dpbench.results import (
     RESULTS_FILE,
     RUN_FILE,
@@ -61,6 +53,15 @@ from dpbench.results import (
 from dpbench.resume import RunStore
 from dpbench.schema import column_classes
 from dpbench.tuning import FitContext, fit, trial_budget
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpbench.algorithms.base import FitResult
+    from dpbench.config import RunConfig
+    from dpbench.data import Dataset
+    from dpbench.privacy.accountant import Accountant, Ledger
+    from dpbench.problems import GLMProblem
 
 log = logging.getLogger("dpbench")
 
@@ -115,6 +116,8 @@ def run_job(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | Non
 
 def _run_locked(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | None) -> pd.DataFrame:
     """:func:`run_job`'s work, under the job's lock."""
+    from dpbench.algorithms.registry import algorithm_class
+
     results_path = out_dir / RESULTS_FILE
     finished = None if cfg.force else read_finished(results_path)
     if finished is not None:
@@ -158,6 +161,11 @@ def _run_glm(cfg: RunConfig, store: RunStore) -> tuple[pd.DataFrame, pd.DataFram
     """Every fold × rep of a GLM job: (results, trace, dataset info, ledger summaries). Runs found
     finished in ``store`` (an interrupted earlier attempt) are taken from it; every other run is stored
     as soon as it ends (:mod:`dpbench.resume`)."""
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    from dpbench.algorithms.registry import make_algorithm
+
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
     dataset = load_dataset(
         cfg.dataset, cfg.dataset_options, data_dir=cfg.data_dir, allow_download=cfg.allow_download, scaling=cfg.scaling
@@ -193,6 +201,8 @@ def _run_glm(cfg: RunConfig, store: RunStore) -> tuple[pd.DataFrame, pd.DataFram
 
 
 def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: int, rep: int, fstar: float, identity: dict):
+    import pandas as pd
+
     row_norm = public_row_norm(dataset, cfg)
     problem = _problem(split.X_train, split.y_train, cfg, dataset, row_norm, split.public_n)
     context = FitContext(
@@ -246,6 +256,8 @@ def run_ledger(algorithm, cfg: RunConfig) -> tuple[Ledger, Callable[[float], flo
     (ε, δ) under the method's relation, or — when it meets ``privacy.neighbouring=replace_one`` by
     group privacy — the add/remove budget (ε/2, δ/(1 + e^{ε/2})), whose spend ε′ is reported as 2ε′
     (:mod:`dpbench.privacy.neighbouring`)."""
+    from dpbench.privacy.accountant import Ledger
+
     eps, delta, relation, mode = run_budget(algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring)
     ledger = Ledger(eps, delta, run_accountant(algorithm, cfg, eps, delta), neighbouring=relation)
     return ledger, (group_privacy_epsilon if mode == "group_privacy" else native_epsilon)
@@ -257,6 +269,9 @@ def run_accountant(algorithm, cfg: RunConfig, eps: float | None = None, delta: f
     stop adaptively (``adaptive_stopping``) a post-hoc minimum over orders is not a proven guarantee,
     so — whatever ``privacy.conversion`` says — they get a Rényi filter
     (:func:`~dpbench.privacy.filter.filter_accountant`)."""
+    from dpbench.privacy.accountant import make_accountant
+    from dpbench.privacy.filter import filter_accountant
+
     eps = cfg.privacy.eps if eps is None else eps
     delta = cfg.privacy.delta if delta is None else delta
     options = accountant_options(algorithm, cfg)
@@ -282,6 +297,9 @@ def identity_columns(cfg: RunConfig) -> dict[str, Any]:
     neighbouring relation and privacy unit the (ε, δ) is for and how the method meets that relation,
     the DP notion its ledger composes in, accountant, the RDP conversion its ledger used and the rule
     that makes its ε a guarantee (:func:`run_accountant`)."""
+    from dpbench.algorithms.registry import algorithm_class, make_algorithm
+    from dpbench.privacy.filter import stopping_rule
+
     cls = algorithm_class(cfg.algorithm)
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
     accountant = algorithm.accountant  # some methods choose it by a hyper-parameter
@@ -349,6 +367,8 @@ def _problem(
     """The training problem; the public bounds are the dataset's declared ones (``info["row_norm_bound"]``,
     ``info["feature_bound"]``, ``info["row_l1_bound"]``) and ``data.row_norm``, never read off the data;
     ``public_n`` is the fold's public size n̄ (:attr:`Split.public_n`)."""
+    from dpbench.problems import make_problem
+
     info = dataset.info if dataset is not None else {}
     return make_problem(
         X, y, loss=cfg.model.loss, reg=cfg.model.reg, l1_reg=cfg.model.l1_reg, public_row_norm=row_norm_bound,
@@ -367,6 +387,8 @@ def public_row_norm(dataset: Dataset, cfg: RunConfig) -> float | None:
 
 def _check_finite(dataset: Dataset) -> None:
     """Refuse a dataset without rows, or with NaN or infinite features, before anything runs."""
+    import scipy.sparse as sp
+
     if dataset.X.shape[0] == 0 or dataset.y.shape[0] != dataset.X.shape[0]:
         raise DpbenchError(
             f"dataset {dataset.name}: no usable rows ({dataset.X.shape[0]} feature rows, {dataset.y.shape[0]} labels)"
@@ -384,6 +406,11 @@ def make_splits(dataset: Dataset, cfg: RunConfig) -> list[Split]:
     """The folds for ``cfg.seed``: stratified k-fold on train+test when ``cv.folds > 1``; the
     dataset's own test split when it has one and ``cv.folds == 1``; otherwise a stratified
     hold-out of ``cv.test_fraction``. Rows are clipped to ``data.row_norm`` when it is set."""
+    import scipy.sparse as sp
+    from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
+
+    from dpbench.data import clip_rows
+
     X, y = dataset.X, dataset.y
     if cfg.row_norm is not None:
         X = clip_rows(X, cfg.row_norm)
@@ -431,6 +458,10 @@ _FSTAR_MEMO: dict[str, float] = {}
 def optimum(split: Split, cfg: RunConfig, dataset_checksum: str, fold: int) -> float:
     """F* = min F on the training fold (non-private solver), cached per dataset/model/fold on
     disk under the cache directory so sweep jobs in other processes reuse it."""
+    from dpbench.algorithms.base import Tracer
+    from dpbench.algorithms.baselines import NonPrivate
+    from dpbench.config import default_cache_dir
+
     key_fields = {
         "dataset": dataset_checksum,
         "loss": cfg.model.loss,

@@ -7,7 +7,8 @@ the next attempt of that job removes it. ``dpbench-status`` reads both (:mod:`dp
 Every results row carries the method's hyper-parameters twice: as the JSON ``params`` and as one flat
 column ``p_<name>`` each (:func:`param_columns`); every trace row carries the identity of its job
 (:func:`trace_identity`), so the traces of many jobs concatenate without colliding. :func:`load` reads
-the files of one job, a sweep or a whole tree into one frame."""
+the files of one job, a sweep or a whole tree into one frame. pandas and pyarrow are imported by
+the functions that read or write tables, so that writing ``error.json`` or ``run.json`` needs neither."""
 
 from __future__ import annotations
 
@@ -22,15 +23,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from dpbench.errors import DpbenchError
 from dpbench.permissions import apply_umask
 from dpbench.schema import column_classes
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from dpbench.config import RunConfig
 
 RESULTS_FILE = "results.parquet"
@@ -87,6 +86,9 @@ def write_parquet(df: pd.DataFrame, path: Path, table: str) -> None:
 
     ``table`` (``results`` or ``trace``) stores each column's privacy class (:mod:`dpbench.schema`) as
     field metadata ``dpbench.class``; an unclassified column is refused before anything is written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     classes = column_classes(table, df.columns)
     arrow = pa.Table.from_pandas(df, preserve_index=False)
     fields = [f.with_metadata({**(f.metadata or {}), CLASS_KEY: classes[f.name].encode()}) for f in arrow.schema]
@@ -96,6 +98,8 @@ def write_parquet(df: pd.DataFrame, path: Path, table: str) -> None:
 
 def read_column_classes(path: Path) -> dict[str, str]:
     """``{column: privacy class}`` as stored in a results or trace file (columns without one are left out)."""
+    import pyarrow.parquet as pq
+
     schema = pq.read_schema(path)
     return {f.name: f.metadata[CLASS_KEY].decode() for f in schema if f.metadata and CLASS_KEY in f.metadata}
 
@@ -113,6 +117,8 @@ def write_json(obj: Any, path: Path) -> None:
 
 def read_finished(path: Path) -> pd.DataFrame | None:
     """The results in ``path`` if it is a complete, readable results file; None otherwise."""
+    import pandas as pd
+
     if not path.is_file():
         return None
     try:
@@ -181,6 +187,8 @@ def load(path: str | Path, table: str = "results") -> pd.DataFrame:
     Each file is read on its own, so ``key=value`` directory names are never taken for hive partitions.
     Results written before the ``p_<name>`` columns get them from ``params``. Raises DpbenchError when
     ``path`` does not exist, holds no such file, or holds one that is not readable parquet."""
+    import pandas as pd
+
     if table not in TABLE_FILES:
         raise ValueError(f"table must be one of {', '.join(TABLE_FILES)}, got {table!r}")
     path = Path(path)
@@ -196,6 +204,9 @@ def load(path: str | Path, table: str = "results") -> pd.DataFrame:
 
 def _read_table(file: Path) -> pd.DataFrame:
     """One parquet file as a frame, read without any partition discovery; DpbenchError when unreadable."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
         return pq.ParquetFile(file).read().to_pandas()
     except (OSError, pa.ArrowException) as exc:
@@ -205,6 +216,8 @@ def _read_table(file: Path) -> pd.DataFrame:
 def with_param_columns(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with the ``p_<name>`` columns its ``params`` imply but it lacks (results written before
     they existed); values of columns already present are kept."""
+    import pandas as pd
+
     if "params" not in df.columns or df.empty:
         return df
     parsed = {text: param_columns(json.loads(text)) for text in df["params"].dropna().unique()}

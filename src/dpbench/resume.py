@@ -17,12 +17,14 @@ import json
 import logging
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from dpbench.results import write_json, write_parquet
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RUNS_DIR = ".runs"
 
@@ -42,6 +44,8 @@ class RunStore:
 
     def load(self, fold: int, rep: int) -> tuple[dict[str, Any], pd.DataFrame, dict[str, Any]] | None:
         """(row, trace, ledger summary) of run (fold, rep) if it finished under this config, else None."""
+        import pandas as pd
+
         record_path, trace_path = self._paths(fold, rep)
         try:
             record = json.loads(record_path.read_text())

@@ -19,6 +19,9 @@ Each record's coin is its own, so under add/remove or replace-one a neighbouring
 part only; training is private on its part and the count has sensitivity 1 given the model, so a
 trial composes to ρ_train + ρ_score at the order α (module docstring of
 :mod:`dpbench.privacy.trial_budget`).
+
+The method registry and the accountants (scipy) are imported by the functions that use them, so that
+importing :mod:`dpbench.engine`, which imports this module, stays cheap.
 """
 
 from __future__ import annotations
@@ -29,25 +32,21 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dpbench.algorithms.base import FitResult, Tracer
-from dpbench.algorithms.registry import make_algorithm
-from dpbench.config import RunConfig
 from dpbench.errors import PrivacyViolation
-from dpbench.privacy.accountant import Ledger, RDPAccountant
 from dpbench.privacy.mechanisms import gaussian_mechanism
 from dpbench.privacy.neighbouring import native_epsilon, resolve
 from dpbench.privacy.repeat_select import sample_trials
-from dpbench.privacy.trial_budget import (
-    TrialBudget,
-    plan_trials,
-    training_ledger,
-    training_rdp,
-)
-from dpbench.problems import GLMProblem
+
+if TYPE_CHECKING:
+    from dpbench.config import RunConfig
+    from dpbench.privacy.accountant import Ledger
+    from dpbench.privacy.trial_budget import TrialBudget
+    from dpbench.problems import GLMProblem
 
 _TUNING_STREAM = 17  # seeds the public coins of private tuning: SeedSequence([seed, fold, rep, 17])
 _SCORE_MARGIN = 1.0 + 1e-9  # the score's σ is this much larger than ρ_score needs, so rounding cannot overspend
@@ -71,7 +70,7 @@ class FitContext:
         cfg, split = self.cfg, self.split
         return Tracer(
             problem, ledger, every=cfg.trace_every, test=(split.X_test, split.y_test), nonprivate=cfg.trace_nonprivate,
-            reported_eps=reported,
+            reported_eps=reported, max_share=cfg.trace_max_share,
         )
 
     def seed(self, *extra: int) -> np.random.SeedSequence:
@@ -141,6 +140,8 @@ def grid_points(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
 
 def fit_oracle(context: FitContext) -> Fitted:
     """Every grid point with the whole budget; the best test-fold accuracy wins. Not private."""
+    from dpbench.algorithms.registry import make_algorithm
+
     cfg, split = context.cfg, context.split
     best, best_accuracy, wall, points = None, -math.inf, 0.0, grid_points(cfg.tuning.grid)
     for setting in points:
@@ -159,6 +160,8 @@ def fit_oracle(context: FitContext) -> Fitted:
 
 def trial_budget(algorithm, cfg: RunConfig) -> TrialBudget:
     """The per-trial budget of private tuning for this method and configuration (public values only)."""
+    from dpbench.privacy.trial_budget import plan_trials
+
     tuning = cfg.tuning
     return plan_trials(
         cfg.privacy.eps, cfg.privacy.delta, tuning.trials_mean, tuning.trials_shape, tuning.score_share, algorithm.accountant
@@ -167,6 +170,10 @@ def trial_budget(algorithm, cfg: RunConfig) -> TrialBudget:
 
 def fit_private(algorithm, context: FitContext) -> Fitted:
     """Repeat-and-select over the grid (module docstring); the run's ledger holds one RepeatAndSelectEvent."""
+    from dpbench.algorithms.registry import make_algorithm
+    from dpbench.privacy.accountant import Ledger
+    from dpbench.privacy.trial_budget import training_ledger, training_rdp
+
     cfg, split = context.cfg, context.split
     tuning = cfg.tuning
     relation, _ = resolve(algorithm, cfg.privacy.neighbouring)
@@ -229,6 +236,8 @@ def noisy_accuracy(correct, public_n: int, budget: TrialBudget, relation: str, r
     """(correct count + N(0, σ²)) / m̄, m̄ the public held-out size: the count has sensitivity 1 given
     the model, and σ gives RDP ρ_score at the order α (charged to a ledger of exactly that budget).
     ``correct`` may be an array of counts (the audit's vectorised runs; one charge stands for each)."""
+    from dpbench.privacy.accountant import Ledger, RDPAccountant
+
     accountant = RDPAccountant(orders=np.array([budget.order]), conversion="tight")
     ledger = Ledger(accountant.epsilon(np.array([budget.score_rdp]), budget.delta), budget.delta, accountant, neighbouring=relation)
     noisy = gaussian_mechanism(

@@ -38,7 +38,12 @@ class Tracer:
     for the figures, taken outside the algorithm and never released by it, so it is neither
     counted as an evaluation nor charged to the ledger. ``every`` = 0 means automatic: about
     ``max_points`` records over the number of iterations the algorithm announces with
-    :meth:`plan` (every iteration when it announces none). ``test`` = (X_test, y_test) lets an
+    :meth:`plan` (every iteration when it announces none), and, with ``max_share`` = s, no more
+    than the fit can afford: each record evaluates F on all n training rows, so records are at
+    least n/s rows of the algorithm's own work apart — the rows per iteration it announces to
+    :meth:`plan`, or else the per-example evaluations it made (``problem.counts``) — and the trace
+    costs about s of the fit or less (``trace.max_share``, default 0.1; None: no bound). The first
+    record and the forced last one are always kept. ``test`` = (X_test, y_test) lets an
     algorithm log the test accuracy of its recorded iterates (:meth:`test_accuracy`), a measurement
     like the objective. ``nonprivate`` (``trace.nonprivate``): whether iterates that are never
     released — OutPert's gradient descent before its output is noised — may be traced at all; an
@@ -48,16 +53,22 @@ class Tracer:
 
     def __init__(
         self, problem, ledger, every: int = 0, max_points: int = 200, test: tuple | None = None, nonprivate: bool = False,
-        reported_eps=None,
+        reported_eps=None, max_share: float | None = None,
     ) -> None:
         self._problem = problem
         self._reported_eps = reported_eps  # the ledger's spend → the run's ε (group privacy doubles it)
         self.nonprivate = nonprivate
         self._ledger = ledger
         self._test = test
+        if max_share is not None and not (math.isfinite(max_share) and max_share > 0):
+            raise ValueError(f"trace max_share must be finite and > 0 or None, got {max_share}")
         self._requested = every
         self._max_points = max_points
         self.every = max(every, 1)
+        # rows of the algorithm's work between records (automatic cadence with a share only)
+        self._spacing = problem.n / max_share if every == 0 and max_share is not None else None
+        self._planned_rows = False  # the spacing is in ``every`` (plan was told the rows per iteration)
+        self._work_at_last = 0
         self.rows: list[dict[str, Any]] = []
 
     def _eps_spent(self) -> float:
@@ -66,10 +77,17 @@ class Tracer:
         spent = self._ledger.eps_spent
         return spent if self._reported_eps is None else self._reported_eps(spent)
 
-    def plan(self, n_iterations: int) -> None:
-        """Announce how many iterations the run will take (sets the automatic cadence)."""
+    def plan(self, n_iterations: int, rows_per_iteration: float | None = None) -> None:
+        """Announce how many iterations the run will take and, if known in advance, how many rows
+        each one processes (sets the automatic cadence)."""
         if self._requested == 0:
             self.every = max(1, math.ceil(n_iterations / self._max_points))
+            if self._spacing is not None and rows_per_iteration:
+                self.every = max(self.every, math.ceil(self._spacing / rows_per_iteration))
+                self._planned_rows = True
+
+    def _work(self) -> int:
+        return self._problem.counts.grad_evals + self._problem.counts.obj_evals
 
     def test_accuracy(self, w: np.ndarray) -> float:
         """Share of test rows whose label sign(xᵀw) (0 counts as +1) is right; NaN without a test set."""
@@ -84,6 +102,10 @@ class Tracer:
             return
         if self.rows and self.rows[-1]["iteration"] == iteration:
             return
+        if self._spacing is not None and not self._planned_rows:
+            if self.rows and not force and self._work() - self._work_at_last < self._spacing:
+                return
+            self._work_at_last = self._work()
         self.rows.append(
             {
                 "iteration": iteration,

@@ -171,7 +171,7 @@ class _KuruMethod(Algorithm):
         )
         T = len(noise)
         alphas, stages, betas = alphas[:T], stages[:T], self.momenta(alphas[:T], mu)
-        tracer.plan(T)
+        tracer.plan(T, rows_per_iteration=m)
 
         x = np.full(d, float(self.initial_value))
         previous = x

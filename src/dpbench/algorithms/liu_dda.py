@@ -197,7 +197,7 @@ class _DDAMethod(Algorithm):
             iterations=iterations, rng=rng, schedule=regulariser if self.schedule == "auto" else self.schedule,
             all_nodes=self.all_nodes, iota=iota, schedule_edges=edges, clip=lipschitz, **self._gossip_options(),
         )
-        tracer.plan(iterations)
+        tracer.plan(iterations, rows_per_iteration=iota * self.n_nodes)  # one local sample per active node
         released = np.zeros(self.n_nodes, dtype=np.int64)
         for t in range(1, iterations + 1):
             released[sim.step()] += 1

@@ -6,14 +6,16 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
-import scipy.sparse as sp
 
 from dpbench.data.files import LocalFile
 
-Matrix = np.ndarray | sp.csr_matrix
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+Matrix: TypeAlias = "np.ndarray | sp.csr_matrix"
 
 
 @dataclass
@@ -86,6 +88,8 @@ def make_info(
 ) -> dict:
     """The JSON-serialisable ``Dataset.info`` record shared by all loaders; ``scaling`` says how numeric
     attributes were scaled (``public``, ``whole_file`` or ``none``, :mod:`dpbench.data.scaling`)."""
+    import scipy.sparse as sp
+
     return {
         "encoding": encoding,
         "scaling": scaling,

@@ -18,8 +18,6 @@ import logging
 import os
 import shutil
 import tempfile
-import urllib.error
-import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,6 +199,9 @@ def _git_blob(path: Path, decompress: bool, size: int) -> str:
 
 def _download(spec: RemoteFile, target: Path, expected: str | None) -> LocalFile:
     """Download ``spec.url`` to a temp file beside ``target``, verify it, then rename it into place."""
+    import urllib.error
+    import urllib.request
+
     folder = target.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -1,47 +1,37 @@
-"""Dataset names, their option schemas and loaders: :func:`load_dataset` is the single entry point."""
+"""Dataset names, their option schemas and loaders: :func:`load_dataset` is the single entry point.
+
+A dataset's module (its option schema and loader, with numpy, scipy, pandas or scikit-learn) is
+imported when the dataset is first loaded, so that the names cost nothing to import."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dpbench.data.census import (
-    ADULT_OPTIONS,
-    BANK_OPTIONS,
-    IPUMS_OPTIONS,
-    load_adult,
-    load_bank,
-    load_ipums_br,
-    load_ipums_us,
-)
-from dpbench.data.covtype import COVTYPE_OPTIONS, load_covtype
-from dpbench.data.dataset import Dataset
-from dpbench.data.libsvm_sets import (
-    EPSILON_OPTIONS,
-    RCV1_OPTIONS,
-    load_epsilon,
-    load_rcv1,
-)
 from dpbench.data.options import Option, resolve
 from dpbench.data.scaling import SCALINGS
-from dpbench.data.synthetic import SYNTHETIC_OPTIONS, load_synthetic_logreg
-from dpbench.data.synthetic_svm import SYNTHETIC_SVM_OPTIONS, load_synthetic_svm
 from dpbench.errors import DataError
 
-Loader = Callable[[dict, Path, bool], Dataset]
+if TYPE_CHECKING:
+    from dpbench.data.dataset import Dataset
 
-_REGISTRY: dict[str, tuple[Mapping[str, Option], Loader]] = {
-    "adult": (ADULT_OPTIONS, load_adult),
-    "bank": (BANK_OPTIONS, load_bank),
-    "ipums_br": (IPUMS_OPTIONS, load_ipums_br),
-    "ipums_us": (IPUMS_OPTIONS, load_ipums_us),
-    "synthetic_logreg": (SYNTHETIC_OPTIONS, load_synthetic_logreg),
-    "synthetic_svm": (SYNTHETIC_SVM_OPTIONS, load_synthetic_svm),
-    "rcv1": (RCV1_OPTIONS, load_rcv1),
-    "epsilon": (EPSILON_OPTIONS, load_epsilon),
-    "covtype": (COVTYPE_OPTIONS, load_covtype),
+Loader = Callable[[dict, Path, bool], "Dataset"]
+
+#: name → (its module in dpbench.data, the module's option schema, the module's loader)
+_REGISTRY: dict[str, tuple[str, str, str]] = {
+    "adult": ("census", "ADULT_OPTIONS", "load_adult"),
+    "bank": ("census", "BANK_OPTIONS", "load_bank"),
+    "ipums_br": ("census", "IPUMS_OPTIONS", "load_ipums_br"),
+    "ipums_us": ("census", "IPUMS_OPTIONS", "load_ipums_us"),
+    "synthetic_logreg": ("synthetic", "SYNTHETIC_OPTIONS", "load_synthetic_logreg"),
+    "synthetic_svm": ("synthetic_svm", "SYNTHETIC_SVM_OPTIONS", "load_synthetic_svm"),
+    "rcv1": ("libsvm_sets", "RCV1_OPTIONS", "load_rcv1"),
+    "epsilon": ("libsvm_sets", "EPSILON_OPTIONS", "load_epsilon"),
+    "covtype": ("covtype", "COVTYPE_OPTIONS", "load_covtype"),
 }
+DATASET_NAMES: tuple[str, ...] = tuple(_REGISTRY)
 #: Datasets whose loader may scale numeric attributes, and so takes ``data.scaling`` (:mod:`dpbench.data.scaling`).
 SCALED_DATASETS = frozenset({"adult", "bank", "ipums_br", "ipums_us", "covtype"})
 
@@ -50,9 +40,21 @@ def scales_features(name: str, options: Mapping[str, Any]) -> bool:
     """Whether dataset ``name`` with ``options`` has numeric attributes to scale (Adult's a9a encoding
     is all 0/1 and has none), i.e. whether ``data.scaling`` changes its data."""
     return name in SCALED_DATASETS and not (name == "adult" and options.get("encoding", "a9a") == "a9a")
-DATASET_NAMES: tuple[str, ...] = tuple(_REGISTRY)
-#: Each dataset's options (the keys of conf/dataset/<name>.yaml besides ``name``), with defaults.
-SCHEMAS: Mapping[str, Mapping[str, Option]] = {name: schema for name, (schema, _) in _REGISTRY.items()}
+
+
+def _entry(name: str) -> tuple[Mapping[str, Option], Loader]:
+    """Dataset ``name``'s option schema and loader."""
+    module_name, schema, loader = _REGISTRY[name]
+    module = importlib.import_module(f"dpbench.data.{module_name}")
+    return getattr(module, schema), getattr(module, loader)
+
+
+def __getattr__(name: str) -> Any:
+    """``SCHEMAS``: each dataset's options (the keys of conf/dataset/<name>.yaml besides ``name``) with
+    their defaults, made on first use (it imports every dataset's module)."""
+    if name == "SCHEMAS":
+        return {dataset: _entry(dataset)[0] for dataset in DATASET_NAMES}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def load_dataset(
@@ -70,10 +72,9 @@ def load_dataset(
         raise DataError(f"unknown dataset {name!r}; valid names: {', '.join(DATASET_NAMES)}")
     if scaling not in SCALINGS:
         raise DataError(f"data.scaling must be one of {', '.join(SCALINGS)}, got {scaling!r}")
-    schema, loader = _REGISTRY[name]
+    schema, loader = _entry(name)
     extra = {"scaling": scaling} if name in SCALED_DATASETS else {}
     return loader(resolve(name, _plain(options), schema), Path(data_dir), allow_download, **extra)
-
 
 
 def _plain(options: Mapping[str, Any]) -> dict[str, Any]:

@@ -115,6 +115,7 @@ class GLMProblem:
         self._max_norms: dict[int, float] = {}
         self.counts = EvalCounts()
         self._gram_norm: float | None = None
+        self._last_objective: tuple[np.ndarray, float] | None = None
 
     def within(self, row_norm: float | None = None, feature_bound: float | None = None) -> GLMProblem:
         """This problem with every row clipped to L2 norm ≤ ``row_norm`` and every entry to
@@ -248,7 +249,18 @@ class GLMProblem:
 
     # ----------------------------------------------------------------------------- metrics
     def evaluate_objective(self, w: np.ndarray, X=None, y=None) -> float:
-        """F(w) on (X, y) (default: the training set); not counted as an algorithm's evaluation."""
+        """F(w) on (X, y) (default: the training set); not counted as an algorithm's evaluation.
+
+        On the training set the last value is kept (the trace's last record and the results row
+        evaluate the same released w), and F(0) = ℓ(0) needs no pass over the rows: every margin is 0."""
+        if X is not None:
+            return self._objective_on(w, X, y)
+        if self._last_objective is None or not np.array_equal(self._last_objective[0], w):
+            value = float(self.loss.value(0.0)) if not np.any(w) else self._objective_on(w, None, None)
+            self._last_objective = (np.array(w, copy=True), value)
+        return self._last_objective[1]
+
+    def _objective_on(self, w: np.ndarray, X, y) -> float:
         if X is None and self._signed_X is not None:
             margins = np.matmul(self._signed_X, w, out=self._margins)
         else:
@@ -290,16 +302,28 @@ def make_problem(
     )
 
 
+_BLOCK_ENTRIES = 1 << 20  # row blocks of ≤ 8 MB of float64 for row-wise reductions
+
+
+def _row_blocks(n: int, d: int) -> list[slice]:
+    """Slices of about ``_BLOCK_ENTRIES`` entries covering n rows of d entries each."""
+    rows = max(1, _BLOCK_ENTRIES // max(d, 1))
+    return [slice(start, min(start + rows, n)) for start in range(0, n, rows)]
+
+
 def _row_norms(X) -> np.ndarray:
+    """‖x_i‖₂ of every row; dense rows block by block (the same floats as one call, without an n × d
+    temporary of squares)."""
     if sp.issparse(X):
         return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    return np.linalg.norm(X, axis=1)
+    return np.concatenate([np.linalg.norm(X[rows], axis=1) for rows in _row_blocks(*X.shape)])
 
 
 def _row_l1_norms(X) -> np.ndarray:
+    """‖x_i‖₁ of every row; dense rows block by block, as :func:`_row_norms`."""
     if sp.issparse(X):
         return np.asarray(abs(X).sum(axis=1)).ravel()
-    return np.abs(X).sum(axis=1)
+    return np.concatenate([np.abs(X[rows]).sum(axis=1) for rows in _row_blocks(*X.shape)])
 
 
 def _gram_spectral_norm(X) -> float:

@@ -1,0 +1,59 @@
+"""Issue 19: importing the engine, ``dpbench --help`` and a refused configuration answer fast because
+they load none of the heavy libraries. Not timed: each case runs in a fresh interpreter and lists
+which of those modules it left in ``sys.modules``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("pandas", "pyarrow", "sklearn", "scipy", "matplotlib", "tqdm", "joblib")
+HYDRA = ("hydra", "omegaconf")
+
+
+def run_and_list_loaded(code: str, cwd, watched: tuple[str, ...]) -> tuple[list[str], subprocess.CompletedProcess]:
+    """Run ``code`` in a fresh interpreter in ``cwd``; the modules of ``watched`` loaded when it exits
+    (read at exit, so a command ending with SystemExit is listed too), and the finished process."""
+    probe = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: print('loaded:', json.dumps(sorted(m for m in {watched!r} if m in sys.modules))))\n"
+        f"{code}\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], check=False, cwd=cwd, capture_output=True, text=True, timeout=300)
+    last = result.stdout.strip().splitlines()[-1]
+    assert last.startswith("loaded: "), result.stdout + result.stderr
+    return json.loads(last.removeprefix("loaded: ")), result
+
+
+def test_importing_the_engine_loads_numpy_only(tmp_path):
+    loaded, result = run_and_list_loaded("import dpbench.engine", tmp_path, HEAVY + HYDRA)
+    assert result.returncode == 0, result.stderr
+    assert loaded == []
+
+
+def test_help_loads_neither_hydra_nor_numpy(tmp_path):
+    code = "sys.argv = ['dpbench', '--help']\nfrom dpbench.cli import main\nmain()"
+    loaded, result = run_and_list_loaded(code, tmp_path, (*HEAVY, "numpy", "hydra"))
+    assert result.returncode == 0, result.stderr
+    assert "usage:" in result.stdout and "config groups" in result.stdout
+    assert loaded == []
+
+
+REFUSED = [
+    (["privacy.eps=-1"], "privacy.eps must be finite and > 0, got -1.0"),
+    (["algorithm=nope"], "unknown algorithm 'nope'"),
+    (["reps=0"], "reps must be ≥ 1, got 0"),
+    (["+foo=1"], "foo is not a dpbench setting"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), REFUSED, ids=[" ".join(args) for args, _ in REFUSED])
+def test_a_refused_configuration_is_answered_before_the_engine_loads(tmp_path, args, message):
+    """Settings outside the dataset, model and algorithm groups are checked before the registries and the engine."""
+    code = f"sys.argv = ['dpbench', *{args!r}]\nfrom dpbench.cli import main\nmain()"
+    loaded, result = run_and_list_loaded(code, tmp_path, (*HEAVY, "dpbench.engine", "dpbench.algorithms.registry"))
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert loaded == []
