@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpbench.privacy.accountant import Ledger, PureDPAccountant, RDPAccountant, ZCDPAccountant
+from dpbench.privacy.accountant import (
+    Ledger,
+    PureDPAccountant,
+    RDPAccountant,
+    ZCDPAccountant,
+)
 from dpbench.privacy.calibrate import calibrate_noise, gaussian_noise_for_budget
 from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
 from dpbench.privacy.zcdp import zcdp_epsilon
@@ -103,3 +109,81 @@ def test_calibrate_validates(kwargs):
 def test_calibrate_rejects_nan_epsilon():
     with pytest.raises(ValueError, match="NaN"):
         calibrate_noise(lambda s: math.nan, 1.0)
+
+
+def _plain_bisection(epsilon_of, target, lower=1e-3, upper=1e3, rtol=1e-6):
+    """calibrate_noise as it was before it narrowed its bracket first: every decision evaluated."""
+    calls = [0]
+
+    def fits(noise):
+        calls[0] += 1
+        return float(epsilon_of(noise)) <= target
+
+    lo, hi = lower, upper
+    while not fits(hi):
+        if hi >= 1e12:
+            raise ValueError("unreachable")
+        lo, hi = hi, hi * 10.0
+    while fits(lo):
+        if lo <= 1e-12:
+            return lo, calls[0]
+        lo, hi = lo / 10.0, lo
+    while hi > lo * (1.0 + rtol):
+        mid = math.sqrt(lo * hi)
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi, calls[0]
+
+
+def _counted(epsilon_of):
+    calls = [0]
+
+    def counted(noise):
+        calls[0] += 1
+        return epsilon_of(noise)
+
+    return counted, calls
+
+
+_SHAPES = {
+    "power": lambda s, a: a / s,
+    "steep": lambda s, a: (a / s) ** 6,
+    "step": lambda s, a: 2.0 if s < a else 0.5,
+    "kinked": lambda s, a: max(a / s, 3 * a / s - 2.0),
+    "infinite_below": lambda s, a: math.inf if s < a / 2 else a / s,
+    "zero_above": lambda s, a: 0.0 if s > 2 * a else a / s,
+}
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(
+    shape=st.sampled_from(sorted(_SHAPES)),
+    scale=st.floats(1e-6, 1e6),
+    target=st.floats(0.05, 5.0),
+    rtol=st.sampled_from([1e-6, 1e-3, 1e-9]),
+)
+def test_narrowed_calibration_returns_exactly_the_plain_bisection(shape, scale, target, rtol):
+    """The same noise to the last bit as the bisection it replays, whatever the (monotone) curve."""
+    epsilon_of = functools.partial(_SHAPES[shape], a=scale)
+    try:
+        expected, _ = _plain_bisection(epsilon_of, target, rtol=rtol)
+    except ValueError:  # no noise up to 1e12 fits
+        with pytest.raises(ValueError, match="unreachable"):
+            calibrate_noise(epsilon_of, target, rtol=rtol)
+        return
+    assert calibrate_noise(epsilon_of, target, rtol=rtol) == expected
+
+
+@pytest.mark.parametrize(("q", "steps", "eps"), [(0.01, 100, 1.0), (0.0027, 3221, 0.4), (0.1, 10, 0.05), (1.0, 1, 2.0)])
+def test_subsampled_gaussian_calibration_is_the_bisections_in_half_the_evaluations(q, steps, eps):
+    accountant = RDPAccountant()
+
+    def epsilon_of(sigma):
+        return _gaussian_epsilon(accountant, sigma, steps, q, 1e-8)
+
+    expected, plain_calls = _plain_bisection(epsilon_of, eps)
+    counted, calls = _counted(epsilon_of)
+    assert calibrate_noise(counted, eps) == expected
+    assert calls[0] <= plain_calls / 2 + 2, (calls[0], plain_calls)

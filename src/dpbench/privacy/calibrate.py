@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from dpbench.privacy._checks import check_count, check_delta, check_positive, check_rate
 from dpbench.privacy.accountant import Accountant, RDPAccountant
@@ -27,6 +27,13 @@ def calibrate_noise(
     factors of 10 until ``lower`` is infeasible and ``upper`` feasible (within [1e-12, 1e12]; if
     even 1e-12 fits, 1e-12 is returned), then bisected geometrically. The feasible end of the
     bracket is returned, so the result never overshoots the target.
+
+    The bisection's answer is computed with fewer evaluations than it makes: regula falsi on
+    log ε(log noise) (Illinois variant) first narrows what is known — the largest noise seen not to
+    fit and the smallest seen to fit — and the bisection then takes every decision at a midpoint
+    outside that interval from monotonicity alone. Its decisions, hence its result, are exactly
+    those of the plain bisection (tests/privacy/test_calibrate.py); about 12 evaluations of
+    ``epsilon_of`` instead of 26 at rtol = 1e-6.
     """
     target = check_positive("target_epsilon", target_epsilon)
     lo, hi = check_positive("lower", lower), check_positive("upper", upper)
@@ -35,10 +42,13 @@ def calibrate_noise(
     if not 1e-12 <= rtol < 1.0:
         raise ValueError(f"rtol must be in [1e-12, 1), got {rtol!r}")
 
+    known = _Known()
+
     def fits(noise: float) -> bool:
         eps = float(epsilon_of(noise))
         if math.isnan(eps):
             raise ValueError(f"epsilon_of({noise!r}) returned NaN")
+        known.learn(noise, eps, target)
         return eps <= target
 
     while not fits(hi):
@@ -49,15 +59,59 @@ def calibrate_noise(
         if lo <= _MIN_NOISE:
             return lo
         lo, hi = lo / 10.0, lo
+    _narrow(fits, known, target, width=1.0 + rtol / 4.0)
     while hi > lo * (1.0 + rtol):
         mid = math.sqrt(lo * hi)
-        if fits(mid):
+        if known.fits(mid) if known.decides(mid) else fits(mid):
             hi = mid
         else:
             lo = mid
-    if not fits(hi):
+    if not (known.fits(hi) if known.decides(hi) else fits(hi)):
         raise AssertionError(f"calibrate_noise: returned noise {hi!r} does not fit target_epsilon={target!r}")
     return hi
+
+
+class _Known:
+    """What the evaluations so far imply for a non-increasing ε(noise): every noise ≤ ``infeasible``
+    misses the target, every noise ≥ ``feasible`` meets it; (noise, ε) at both ends for interpolation."""
+
+    def __init__(self) -> None:
+        self.infeasible, self.eps_infeasible = 0.0, math.inf
+        self.feasible, self.eps_feasible = math.inf, 0.0
+
+    def learn(self, noise: float, eps: float, target: float) -> None:
+        if eps <= target and noise < self.feasible:
+            self.feasible, self.eps_feasible = noise, eps
+        elif eps > target and noise > self.infeasible:
+            self.infeasible, self.eps_infeasible = noise, eps
+
+    def decides(self, noise: float) -> bool:
+        return noise <= self.infeasible or noise >= self.feasible
+
+    def fits(self, noise: float) -> bool:
+        return noise >= self.feasible
+
+
+def _narrow(fits: Callable[[float], bool], known: _Known, target: float, width: float, max_steps: int = 30) -> None:
+    """Shrink ``known`` to feasible/infeasible ≤ ``width`` by Illinois regula falsi on (log noise,
+    log ε − log target), falling back to the geometric midpoint where ε is infinite or zero."""
+    weight_lo = weight_hi = 1.0
+    last = None
+    for _ in range(max_steps):
+        lo, hi = known.infeasible, known.feasible
+        if hi <= lo * width:
+            return
+        x_lo, x_hi = math.log(lo), math.log(hi)
+        if 0.0 < known.eps_feasible and math.isfinite(known.eps_infeasible):
+            f_lo = weight_lo * (math.log(known.eps_infeasible) - math.log(target))  # > 0
+            f_hi = weight_hi * (math.log(known.eps_feasible) - math.log(target))  # ≤ 0
+            x = x_hi - f_hi * (x_hi - x_lo) / (f_hi - f_lo)
+            x = min(max(x, x_lo + 1e-3 * (x_hi - x_lo)), x_hi - 1e-3 * (x_hi - x_lo))  # stay inside
+        else:
+            x = 0.5 * (x_lo + x_hi)
+        side = fits(math.exp(x))
+        weight_lo, weight_hi = (weight_lo * 0.5, 1.0) if side and last is True else (1.0, weight_hi * 0.5) if not side and last is False else (1.0, 1.0)
+        last = side
 
 
 def gaussian_noise_for_budget(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy.special import gammaln
@@ -122,17 +122,23 @@ def _log_binomial_table(q: float, max_order: int) -> np.ndarray:
 
 
 def _log_binomial_pmf(alphas: np.ndarray, q: float) -> np.ndarray:
-    """Rows of :func:`_log_binomial_table` for the integer orders ``alphas`` (columns k = 2..max α)."""
+    """Rows of :func:`_log_binomial_table` for the integer orders ``alphas`` (columns k = 2..max α):
+    the cached table itself (read-only) when ``alphas`` are 2..max α in order, as the default orders are."""
     top = int(alphas.max())
-    return _log_binomial_table(q, top)[alphas.astype(np.int64) - 2]
+    rows = alphas.astype(np.int64) - 2
+    table = _log_binomial_table(q, top)
+    return table if rows.size == top - 1 and np.array_equal(rows, np.arange(top - 1)) else table[rows]
 
 
 def _logsumexp_rows(x: np.ndarray) -> np.ndarray:
-    """log Σ_j exp(x[i, j]) per row; rows may hold −inf (zero terms) and +inf."""
+    """log Σ_j exp(x[i, j]) per row; rows may hold −inf (zero terms) and +inf. ``x`` is overwritten
+    (callers pass a fresh block: no second copy of it)."""
     top = np.max(x, axis=1)
     shift = np.where(np.isfinite(top), top, 0.0)
+    x -= shift[:, None]
+    np.exp(x, out=x)
     with np.errstate(divide="ignore"):
-        return np.log(np.sum(np.exp(x - shift[:, None]), axis=1)) + shift
+        return np.log(np.sum(x, axis=1)) + shift
 
 
 def _log_expm1(x: np.ndarray) -> np.ndarray:
