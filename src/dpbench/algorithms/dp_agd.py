@@ -31,6 +31,8 @@ from dpbench.algorithms.base import Algorithm, FitResult, Tracer
 from dpbench.privacy.events import GaussianEvent, PureDPEvent
 from dpbench.privacy.mechanisms import gaussian_mechanism, report_noisy_max
 
+_SCORE_BLOCK_ENTRIES = 1 << 16  # candidate scoring in row blocks of ≤ 512 KB per buffer (they stay in cache)
+
 
 @dataclass
 class DPAGD(Algorithm):
@@ -126,11 +128,25 @@ class DPAGD(Algorithm):
         """Σ_i min(ℓ_i(v), C_obj) + n̄(μ/2)‖v‖² for every candidate v = w − η·direction (n̄ public).
 
         The margins of all candidates come from two products, y ⊙ (Xw − η·X·direction), instead of
-        one product per candidate.
+        one product per candidate; they are scored in blocks of rows in two reused buffers, never
+        as an n × k array. Row 0 of the value buffer carries the running sum into each block's
+        column sums, so the sum runs over the rows in order, as one ``sum(axis=0)`` over all rows
+        does: the same floats.
         """
         at_w = np.asarray(problem.X @ w).ravel()
         along = np.asarray(problem.X @ direction).ravel()
-        margins = (at_w[:, None] - along[:, None] * steps[None, :]) * problem.y[:, None]
         problem.counts.obj_evals += problem.n * candidates.shape[0]
-        data = np.minimum(problem.loss.value(margins), self.clip_obj).sum(axis=0)
-        return data + problem.n_public * 0.5 * problem.reg * np.einsum("ij,ij->i", candidates, candidates)
+        block = max(1, _SCORE_BLOCK_ENTRIES // steps.size)
+        margins = np.empty((block, steps.size))
+        values = np.zeros((block + 1, steps.size))
+        for start in range(0, problem.n, block):
+            rows = slice(start, min(start + block, problem.n))
+            m = rows.stop - start
+            np.multiply(along[rows, None], steps[None, :], out=margins[:m])
+            np.subtract(at_w[rows, None], margins[:m], out=margins[:m])
+            margins[:m] *= problem.y[rows, None]
+            problem.loss.value(margins[:m], out=values[1 : m + 1])
+            np.minimum(values[1 : m + 1], self.clip_obj, out=values[1 : m + 1])
+            values[0] = np.add.reduce(values[: m + 1], axis=0)
+        return values[0] + problem.n_public * 0.5 * problem.reg * np.einsum("ij,ij->i", candidates, candidates)
+

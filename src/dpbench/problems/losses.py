@@ -22,11 +22,12 @@ class LogisticLoss:
     lipschitz: ClassVar[float] = 1.0
     smoothness: ClassVar[float | None] = 0.25
 
-    def value(self, margins: np.ndarray) -> np.ndarray:
-        # log(1 + e^{−m}) = max(−m, 0) + log1p(e^{−|m|}): stable, and about three times faster
+    def value(self, margins: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        # log(1 + e^{−m}) = max(−m, 0) + log1p(e^{−|m|}): stable, and about 1.5 times faster
         # than np.logaddexp on the n × k margin blocks of candidate scoring (scripts/bench.py).
+        # ``out`` (not ``margins`` itself) saves a fresh array per call.
         margins = np.asarray(margins, dtype=float)
-        out = np.abs(margins, out=np.empty_like(margins))
+        out = np.abs(margins, out=np.empty_like(margins) if out is None else out)
         np.negative(out, out=out)
         np.exp(out, out=out)
         np.log1p(out, out=out)
@@ -53,8 +54,8 @@ class HingeLoss:
     lipschitz: ClassVar[float] = 1.0
     smoothness: ClassVar[float | None] = None
 
-    def value(self, margins: np.ndarray) -> np.ndarray:
-        return np.maximum(0.0, 1.0 - margins)
+    def value(self, margins: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        return _into(out, np.maximum(0.0, 1.0 - margins))
 
     def derivative(self, margins: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         return _into(out, -(np.asarray(margins) < 1.0).astype(float))
@@ -80,10 +81,10 @@ class HuberHingeLoss:
     def smoothness(self) -> float:
         return 1.0 / (2.0 * self.h)
 
-    def value(self, margins: np.ndarray) -> np.ndarray:
+    def value(self, margins: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         h = self.h
         quadratic = (1.0 + h - margins) ** 2 / (4.0 * h)
-        return np.where(margins < 1.0 - h, 1.0 - margins, np.where(margins <= 1.0 + h, quadratic, 0.0))
+        return _into(out, np.where(margins < 1.0 - h, 1.0 - margins, np.where(margins <= 1.0 + h, quadratic, 0.0)))
 
     def derivative(self, margins: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         h = self.h
