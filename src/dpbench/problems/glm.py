@@ -208,9 +208,14 @@ class GLMProblem:
         """F(w) and ∇F(w) in one pass (for L-BFGS); F must be smooth (no ℓ1 term)."""
         if self.l1_reg:
             raise ValueError(f"F has the non-smooth term φ‖w‖₁ (φ = {self.l1_reg}): it has no gradient")
-        margins = self.y * (self.X @ w)
         self.counts.obj_evals += self.n
         self.counts.grad_evals += self.n
+        if self._signed_X is not None:  # the same floats: y_i·x_i is exact for y = ±1
+            margins = np.matmul(self._signed_X, w, out=self._margins)
+            value = self.loss.value(margins).mean() + 0.5 * self.reg * (w @ w)
+            grad = self._signed_X.T @ self.loss.derivative(margins, out=margins) / self.n + self.reg * w
+            return float(value), grad
+        margins = self.y * (self.X @ w)
         value = self.loss.value(margins).mean() + 0.5 * self.reg * (w @ w)
         grad = self.X.T @ (self.loss.derivative(margins) * self.y) / self.n + self.reg * w
         return float(value), np.asarray(grad)
