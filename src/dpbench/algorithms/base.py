@@ -41,9 +41,10 @@ class Tracer:
     :meth:`plan` (every iteration when it announces none), and, with ``max_share`` = s, no more
     than the fit can afford: each record evaluates F on all n training rows, so records are at
     least n/s rows of the algorithm's own work apart — the rows per iteration it announces to
-    :meth:`plan`, or else the per-example evaluations it made (``problem.counts``) — and the trace
-    costs about s of the fit or less (``trace.max_share``, default 0.1; None: no bound). The first
-    record and the forced last one are always kept. ``test`` = (X_test, y_test) lets an
+    :meth:`plan`, or else the per-example evaluations it made (``problem.counts``): its evaluations
+    touch at most a share s of the rows the fit does (``trace.max_share``, default 0.05, which keeps
+    tracing to 5–8 % of a fit's time in docs/performance.md; None: no bound). The first record and
+    the forced last one are always kept. ``test`` = (X_test, y_test) lets an
     algorithm log the test accuracy of its recorded iterates (:meth:`test_accuracy`), a measurement
     like the objective. ``nonprivate`` (``trace.nonprivate``): whether iterates that are never
     released — OutPert's gradient descent before its output is noised — may be traced at all; an
