@@ -57,3 +57,12 @@ def test_a_refused_configuration_is_answered_before_the_engine_loads(tmp_path, a
     loaded, result = run_and_list_loaded(code, tmp_path, (*HEAVY, "dpbench.engine", "dpbench.algorithms.registry"))
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert loaded == []
+
+
+def test_a_bad_hyper_parameter_is_answered_without_scikit_learn(tmp_path):
+    """A refusal that needs the algorithm registry (a hyper-parameter out of range) loads no solver:
+    the baselines import scipy.optimize and scikit-learn when they first solve."""
+    code = "sys.argv = ['dpbench', 'algorithm=dp_sgd', 'algorithm.clip=-1']\nfrom dpbench.cli import main\nmain()"
+    loaded, result = run_and_list_loaded(code, tmp_path, ("sklearn", "pandas", "pyarrow", "matplotlib", "dpbench.engine"))
+    assert result.returncode == 2 and "clip must be finite and > 0, got -1" in result.stderr, result.stderr
+    assert loaded == []

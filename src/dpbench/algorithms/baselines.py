@@ -2,6 +2,8 @@
 
 Both look at the training data without noise, so they are marked ``private = False``: the
 engine records ε = ∞ for them and draws them as reference lines, never as private methods.
+Their solvers (scipy.optimize, scikit-learn) are imported when first used, not with the algorithm
+registry: a configuration error is then answered without loading scikit-learn.
 """
 
 from __future__ import annotations
@@ -10,9 +12,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linprog, minimize
-from sklearn.svm import LinearSVC
 
 from dpbench.algorithms.base import Algorithm, FitResult, Tracer
 
@@ -55,6 +54,8 @@ class NonPrivate(Algorithm):
         return FitResult(w=w, n_iterations=n_iter)
 
     def _lbfgs(self, problem) -> tuple[np.ndarray, int]:
+        from scipy.optimize import minimize
+
         result = minimize(
             problem.objective_and_gradient,
             np.zeros(problem.dim),
@@ -69,6 +70,8 @@ class NonPrivate(Algorithm):
             raise ValueError(f"no exact solver for the non-smooth {problem.loss.name} loss")
         if problem.reg <= 0:
             raise ValueError("the non-private hinge-loss solver needs a regulariser μ > 0")
+        from sklearn.svm import LinearSVC
+
         svc = LinearSVC(
             loss="hinge", C=1.0 / (problem.n * problem.reg), fit_intercept=False, dual=True, tol=self.tol, max_iter=self.max_iter
         )
@@ -83,6 +86,9 @@ class NonPrivate(Algorithm):
                 f"the non-private ℓ1 solver is a linear program for the hinge loss without an ℓ2 term; got loss "
                 f"{problem.loss.name} with μ = {problem.reg}"
             )
+        import scipy.sparse as sp
+        from scipy.optimize import linprog
+
         n, d = problem.n, problem.dim
         signed = sp.csr_array(sp.diags_array(problem.y) @ sp.csr_array(problem.X))
         constraints = sp.hstack([-signed, signed, -sp.eye_array(n)], format="csc")
