@@ -109,8 +109,11 @@ def _narrow(fits: Callable[[float], bool], known: _Known, target: float, width: 
             x = min(max(x, x_lo + 1e-3 * (x_hi - x_lo)), x_hi - 1e-3 * (x_hi - x_lo))  # stay inside
         else:
             x = 0.5 * (x_lo + x_hi)
-        side = fits(math.exp(x))
-        weight_lo, weight_hi = (weight_lo * 0.5, 1.0) if side and last is True else (1.0, weight_hi * 0.5) if not side and last is False else (1.0, 1.0)
+        side = fits(math.exp(x))  # True: the new point replaced the feasible end
+        if side == last:  # the same end moved twice running: halve the weight of the one that stayed
+            weight_lo, weight_hi = (weight_lo * 0.5, 1.0) if side else (1.0, weight_hi * 0.5)
+        else:
+            weight_lo = weight_hi = 1.0
         last = side
 
 
