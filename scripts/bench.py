@@ -23,6 +23,9 @@ Rows (Adult = a9a, n = 32561, d = 124; synthetic = kuru's synthetic_logreg, n = 
   the matrix it reads (``problem._signed_X`` if set, else ``problem.X``: column-major either way);
 - objective_and_gradient: ``objective_and_gradient(w)`` (logistic) vs the two products on the
   same matrix as full_gradient, the one it reads.
+- float32_gradient_dense, float32_gradient_sparse: ``clipped_gradient_sum(w, None, ½)`` of the hinge
+  on float32 data vs the same on float64 data (synthetic_svm: 10^5 × 500 dense; 2·10^5 × 20,000 at
+  density 0.0016, rcv1's). Below 1× is the gain of ``data.dtype=float32``.
 - trace_share_dp_sgd: a 100-step DP-SGD fit on Adult (q = 0.01, σ = 1 fixed) with the default
   trace cadence, ``Tracer(max_share=TRACE_MAX_SHARE)`` (the engine's ``trace.max_share``), vs
   the same fit with tracing off; the share is
@@ -268,6 +271,24 @@ def full_gradient_rows() -> list[Row]:
     return rows
 
 
+def float32_rows() -> list[Row]:
+    """A full clipped hinge subgradient on float32 data vs the same on float64 (the ratio < 1 is the gain)."""
+    from dpbench.data.synthetic_svm import make_svm
+
+    rows, calls, rounds = [], 5, 15
+    for name, n, d, density in (("float32_gradient_dense", 100_000, 500, 1.0), ("float32_gradient_sparse", 200_000, 20_000, 0.0016)):
+        X, y, *_ = make_svm(n, 0, d, density, 0.05, 0)
+        w = np.random.default_rng(0).normal(scale=0.1, size=d)
+        problems = {
+            dtype: make_problem(X.astype(dtype), y, loss="hinge", reg=0.0005, public_row_norm=1.0)
+            for dtype in ("float32", "float64")
+        }
+        sides = {dtype: repeated(lambda p=p: p.clipped_gradient_sum(w, None, 0.5), calls) for dtype, p in problems.items()}
+        times = interleave(sides, rounds)
+        rows.append(ratio_row(name, times["float32"], times["float64"], "< 1× (CSR was 1.6–2.3×)", per=calls, unit="/call"))
+    return rows
+
+
 def trace_share_rows(name: str, problem, fit: Callable, make_ledger: Callable[[], Ledger], rounds: int) -> list[Row]:
     """The share of ``fit``'s time spent tracing with the default cadence (max_share = TRACE_MAX_SHARE) and with
     the old unbounded one, against the same fit untraced; the fits of one round draw the same seed."""
@@ -370,6 +391,7 @@ ROWS: dict[str, Callable[[], list[Row]]] = {
     "dp_sgd_step": dp_sgd_step_rows,
     "dp_sgd_fit": dp_sgd_fit_rows,
     "full_gradient": full_gradient_rows,
+    "float32": float32_rows,
     "trace_share_dp_sgd": trace_share_dp_sgd_rows,
     "trace_share_kuru": trace_share_kuru_rows,
     "import_engine": import_engine_rows,

@@ -40,7 +40,7 @@ CASES = [
     (["+privacy.epss=1"], "privacy.epss is not a privacy setting; valid: conversion, delta, eps, neighbouring, sampler"),
     (["+foo=1"], "foo is not a dpbench setting; top-level keys: algorithm, bo, cv"),
     (["+cv.fold=3"], "cv.fold is not a cv setting; valid: folds, test_fraction"),
-    (["+data.rownorm=1"], "data.rownorm is not a data setting; valid: allow_download, row_norm, scaling"),
+    (["+data.rownorm=1"], "data.rownorm is not a data setting; valid: allow_download, dtype, row_norm, scaling"),
     (["+trace.evry=2"], "trace.evry is not a trace setting; valid: every, max_share, nonprivate"),
     (["+bo.foo=1"], "bo.foo is not a bo setting; valid: candidate_seed"),
     # issue 18 item 3: a sweep preset without -m would run the defaults once
@@ -85,6 +85,11 @@ CASES = [
     (["model.reg=-1"], "model.reg must be finite and ≥ 0, got -1.0"),
     (["model.loss=nope"], "model.loss must be one of hinge, huber_hinge, logistic, got 'nope'"),
     (["data.scaling=nope"], "data.scaling must be one of public, whole_file, got 'nope'"),
+    (["data.dtype=float16"], "data.dtype must be one of float64, float32, got 'float16'"),
+    (
+        ["model=bo", "algorithm=kusner_alg1", "data.dtype=float32"],
+        "data.dtype=float32 is for linear-model jobs; model=bo keeps its data in float64 (drop data.dtype)",
+    ),
     (["data.row_norm=-1"], "data.row_norm must be null or finite and > 0, got -1.0"),
     (["data.row_norm=0"], "data.row_norm must be null or finite and > 0, got 0.0"),
     (["trace.every=-1"], "trace.every must be ≥ 0 (0 = automatic), got -1"),

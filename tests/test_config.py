@@ -62,6 +62,13 @@ def test_config_hash_ignores_where_and_whether_but_not_what(compose_run_config):
     assert compose_run_config("seed=1").config_hash != base.config_hash
 
 
+def test_float32_data_are_another_job_and_float64_keeps_the_old_hashes(compose_run_config):
+    base = compose_run_config()
+    assert compose_run_config("data.dtype=float64").config_hash == base.config_hash
+    assert compose_run_config("data.dtype=float32").config_hash != base.config_hash
+    assert compose_run_config("data.dtype=float32").dtype == "float32"
+
+
 def test_group_choice_precheck_names_valid_options():
     from dpbench.cli import check_group_choices
 

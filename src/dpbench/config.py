@@ -222,6 +222,7 @@ class RunConfig:
     allow_download: bool = False
     row_norm: float | None = None
     scaling: str = "public"
+    dtype: str = "float64"
     force: bool = False
     progress: bool = True
     trace_every: int = 0
@@ -295,6 +296,11 @@ class RunConfig:
                 f"privacy.sampler=secure is not available for algorithm {run.algorithm}: some of its noise is drawn "
                 "outside dpbench.privacy.mechanisms; use privacy.sampler=numpy"
             )
+        if run.dtype != "float64" and _MODEL_KINDS.get(run.model.loss, "glm") != "glm":
+            raise ConfigError(
+                f"data.dtype={run.dtype} is for linear-model jobs; model={model_name} keeps its data in float64 "
+                "(drop data.dtype)"
+            )
         _check_relation(run, algorithm_instance)
         _check_tuning(run, algorithm_instance)
         if run.dataset in PWA_DATASETS:
@@ -325,6 +331,8 @@ class RunConfig:
             d.pop("tuning")
         if not scales_features(self.dataset, self.dataset_options):  # nothing to scale: those hashes stay as they were
             d.pop("scaling")
+        if self.dtype == "float64":  # keeps the hashes of jobs from before data.dtype existed
+            d.pop("dtype")
         return d
 
     @property
@@ -354,6 +362,7 @@ def _settings(cfg: DictConfig) -> dict[str, Any]:
         "allow_download": _boolean(_select(cfg, "data.allow_download", False), "data.allow_download"),
         "row_norm": _optional_number(_select(cfg, "data.row_norm", None), "data.row_norm"),
         "scaling": str(_select(cfg, "data.scaling", "public")),
+        "dtype": str(_select(cfg, "data.dtype", "float64")),
         "force": _boolean(cfg.get("force", False), "force"),
         "progress": _boolean(cfg.get("progress", True), "progress"),
         "trace_every": _integer(_select(cfg, "trace.every", 0), "trace.every"),
@@ -367,9 +376,9 @@ def _settings(cfg: DictConfig) -> dict[str, Any]:
 
 def _check_settings(settings: Mapping[str, Any]) -> None:
     """The ranges of RunConfig's scalar settings (``settings``: field name → value)."""
-    seed, reps, folds, test_fraction, row_norm, scaling, trace_every, trace_max_share = (
+    seed, reps, folds, test_fraction, row_norm, scaling, dtype, trace_every, trace_max_share = (
         settings[key]
-        for key in ("seed", "reps", "folds", "test_fraction", "row_norm", "scaling", "trace_every", "trace_max_share")
+        for key in ("seed", "reps", "folds", "test_fraction", "row_norm", "scaling", "dtype", "trace_every", "trace_max_share")
     )
     if not 0 <= seed <= MAX_SEED:
         raise ConfigError(f"seed must be in [0, 2^63 − 1], got {seed}")
@@ -387,6 +396,10 @@ def _check_settings(settings: Mapping[str, Any]) -> None:
 
     if scaling not in SCALINGS:
         raise ConfigError(f"data.scaling must be one of {', '.join(SCALINGS)}, got {scaling!r}")
+    from dpbench.data.dataset import DATA_DTYPES
+
+    if dtype not in DATA_DTYPES:
+        raise ConfigError(f"data.dtype must be one of {', '.join(DATA_DTYPES)}, got {dtype!r}")
     if trace_every < 0:
         raise ConfigError(f"trace.every must be ≥ 0 (0 = automatic), got {trace_every}")
     if trace_max_share is not None and not (math.isfinite(trace_max_share) and trace_max_share > 0):
@@ -400,7 +413,7 @@ TOP_LEVEL_KEYS = (
 SECTION_KEYS = {
     "privacy": ("eps", "delta", "conversion", "sampler", "neighbouring"),
     "cv": ("folds", "test_fraction"),
-    "data": ("allow_download", "row_norm", "scaling"),
+    "data": ("allow_download", "row_norm", "scaling", "dtype"),
     "trace": ("every", "nonprivate", "max_share"),
 }
 

@@ -168,7 +168,8 @@ def _run_glm(cfg: RunConfig, store: RunStore) -> tuple[pd.DataFrame, pd.DataFram
 
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
     dataset = load_dataset(
-        cfg.dataset, cfg.dataset_options, data_dir=cfg.data_dir, allow_download=cfg.allow_download, scaling=cfg.scaling
+        cfg.dataset, cfg.dataset_options, data_dir=cfg.data_dir, allow_download=cfg.allow_download, scaling=cfg.scaling,
+        dtype=cfg.dtype,
     )
     _check_finite(dataset)
     splits = make_splits(dataset, cfg)
@@ -387,7 +388,7 @@ def public_row_norm(dataset: Dataset, cfg: RunConfig) -> float | None:
 
 def _check_finite(dataset: Dataset) -> None:
     """Refuse a dataset without rows, or with NaN or infinite features, before anything runs."""
-    import scipy.sparse as sp
+    from dpbench.problems.products import all_finite
 
     if dataset.X.shape[0] == 0 or dataset.y.shape[0] != dataset.X.shape[0]:
         raise DpbenchError(
@@ -396,8 +397,7 @@ def _check_finite(dataset: Dataset) -> None:
     for label, X in (("features", dataset.X), ("test features", dataset.X_test)):
         if X is None:
             continue
-        values = X.data if sp.issparse(X) else X
-        if not np.all(np.isfinite(values)):
+        if not all_finite(X):
             raise DpbenchError(f"dataset {dataset.name}: {label} contain NaN or infinite values")
 
 
@@ -457,7 +457,9 @@ _FSTAR_MEMO: dict[str, float] = {}
 
 def optimum(split: Split, cfg: RunConfig, dataset_checksum: str, fold: int) -> float:
     """F* = min F on the training fold (non-private solver), cached per dataset/model/fold on
-    disk under the cache directory so sweep jobs in other processes reuse it."""
+    disk under the cache directory so sweep jobs in other processes reuse it. When the solver
+    certifies its distance to the minimum (the smoothed hinge solver for large dense data), the
+    cache file records that gap and the solver's name with the value."""
     from dpbench.algorithms.base import Tracer
     from dpbench.algorithms.baselines import NonPrivate
     from dpbench.config import default_cache_dir
@@ -485,8 +487,10 @@ def optimum(split: Split, cfg: RunConfig, dataset_checksum: str, fold: int) -> f
         problem = _problem(split.X_train, split.y_train, cfg)
         result = NonPrivate().fit(problem, None, np.random.default_rng(0), Tracer(problem, None))
         value = problem.evaluate_objective(result.w)
+        if result.info:  # the smoothed hinge solver: F* to a certified duality gap
+            log.info("F* = %.10g (%s, within %.2g of the minimum)", value, result.info["solver"], result.info["certified_gap"])
         try:
-            write_json({"fstar": value, **key_fields}, path)
+            write_json({"fstar": value, **result.info, **key_fields}, path)
         except OSError as exc:  # a read-only cache only costs time
             log.debug("cannot cache F* in %s: %s", path, exc)
     _FSTAR_MEMO[key] = value

@@ -66,3 +66,28 @@ def test_dictconfig_options_are_accepted():
     options = omegaconf.OmegaConf.create({"n": 50, "d": 3, "seed": 1})
     ds = load_dataset("synthetic_logreg", options, data_dir=Path("."), allow_download=False)
     assert ds.X.shape == (50, 3) and ds.info["options"] == {"n": 50, "d": 3, "l1_radius": 20.0, "seed": 1}
+
+
+@pytest.mark.parametrize("options", [{"n": 3000, "d": 700}, {"n": 3000, "d": 700, "density": 0.05}])
+def test_float32_data_are_the_float64_data_rounded_with_the_same_labels(tmp_path, options):
+    """data.dtype=float32: synthetic_svm draws its rows in float64 blocks and stores them in float32
+    (3000 × 700 dense is three blocks), other datasets are converted; labels do not move."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    wide = load_dataset("synthetic_svm", options, data_dir=tmp_path, allow_download=False)
+    narrow = load_dataset("synthetic_svm", options, data_dir=tmp_path, allow_download=False, dtype="float32")
+    assert narrow.X.dtype == narrow.X_test.dtype == np.float32 and wide.X.dtype == np.float64
+    for a, b in ((narrow.X, wide.X), (narrow.X_test, wide.X_test)):
+        a, b = (a.toarray(), b.toarray()) if sp.issparse(a) else (a, b)
+        assert np.array_equal(a, b.astype(np.float32))
+    assert np.array_equal(narrow.y, wide.y) and np.array_equal(narrow.y_test, wide.y_test)
+    assert narrow.checksum != wide.checksum
+    assert (narrow.info["dtype"], wide.info["dtype"]) == ("float32", "float64")
+    logreg = load_dataset("synthetic_logreg", {"n": 500}, data_dir=tmp_path, allow_download=False, dtype="float32")
+    assert logreg.X.dtype == np.float32
+
+
+def test_an_unknown_dtype_is_refused(tmp_path):
+    with pytest.raises(DataError, match="data.dtype must be one of float64, float32, got 'float16'"):
+        load_dataset("synthetic_svm", {}, data_dir=tmp_path, allow_download=False, dtype="float16")

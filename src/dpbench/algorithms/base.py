@@ -28,7 +28,9 @@ class FitResult:
         """Labels in {−1, +1} (a zero margin counts as +1)."""
         if self.w is None:
             return np.full(X.shape[0], self.constant_label, dtype=float)
-        return np.where(X @ self.w >= 0, 1.0, -1.0)
+        from dpbench.problems.products import matvec
+
+        return np.where(matvec(X, self.w) >= 0, 1.0, -1.0)
 
 
 class Tracer:
@@ -95,7 +97,9 @@ class Tracer:
         if self._test is None or self._test[1].shape[0] == 0:
             return math.nan
         X, y = self._test
-        return float(np.mean(np.where(X @ w >= 0, 1.0, -1.0) == y))
+        from dpbench.problems.products import matvec
+
+        return float(np.mean(np.where(matvec(X, w) >= 0, 1.0, -1.0) == y))
 
     def record(self, iteration: int, w: np.ndarray, *, step_size: float, force: bool = False, **extra: Any) -> None:
         """Log iteration ``iteration`` (model ``w`` after it) if it falls on the cadence or ``force``."""

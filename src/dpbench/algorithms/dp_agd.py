@@ -30,6 +30,7 @@ import numpy as np
 from dpbench.algorithms.base import Algorithm, FitResult, Tracer
 from dpbench.privacy.events import GaussianEvent, PureDPEvent
 from dpbench.privacy.mechanisms import gaussian_mechanism, report_noisy_max
+from dpbench.problems.products import matvec
 
 _SCORE_BLOCK_ENTRIES = 1 << 16  # candidate scoring in row blocks of ≤ 512 KB per buffer (they stay in cache)
 
@@ -133,8 +134,8 @@ class DPAGD(Algorithm):
         column sums, so the sum runs over the rows in order, as one ``sum(axis=0)`` over all rows
         does: the same floats.
         """
-        at_w = np.asarray(problem.X @ w).ravel()
-        along = np.asarray(problem.X @ direction).ravel()
+        at_w = matvec(problem.X, w).ravel()
+        along = matvec(problem.X, direction).ravel()
         problem.counts.obj_evals += problem.n * candidates.shape[0]
         block = max(1, _SCORE_BLOCK_ENTRIES // steps.size)
         margins = np.empty((block, steps.size))

@@ -79,6 +79,7 @@ from dpbench.privacy.mechanisms import (
     exponential_mechanism,
     exponential_mechanism_probabilities,
 )
+from dpbench.problems.products import matvec
 
 CROSSOVERS = ("one_point", "uniform")
 _BLOCK_ELEMENTS = 1 << 22  # at most ~4M margins (32 MB) in memory at once when scoring a population
@@ -99,8 +100,7 @@ def population_fitness(problem, W: np.ndarray, clip: float | None) -> np.ndarray
     loss_sums = np.empty(m)
     for start in range(0, m, width):
         block = W[:, start : start + width]
-        margins = problem.X @ block
-        margins = np.asarray(margins.toarray() if sp.issparse(margins) else margins) * problem.y[:, None]
+        margins = matvec(problem.X, block) * problem.y[:, None]
         losses = problem.loss.value(margins)
         if clip is not None:
             losses = np.minimum(losses, clip)
@@ -135,7 +135,7 @@ class CoordinateMoveScorer:
 
     def __call__(self, child: np.ndarray, delta: float) -> np.ndarray:
         problem, d = self._problem, self._problem.dim
-        margins = problem.y * np.asarray(problem.X @ child).ravel()
+        margins = problem.y * matvec(problem.X, child).ravel()
         base = self._clipped(margins)
         touched_margins, touched_base = margins[self._rows], base[self._rows]
         sums = []

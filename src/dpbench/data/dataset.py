@@ -16,14 +16,16 @@ if TYPE_CHECKING:
     import scipy.sparse as sp
 
 Matrix: TypeAlias = "np.ndarray | sp.csr_matrix"
+#: The dtypes features may be held in (``data.dtype``); labels, iterates, noise and accounting stay float64.
+DATA_DTYPES = ("float64", "float32")
 
 
 @dataclass
 class Dataset:
     """A binary classification dataset, ready for the problems in ``dpbench.problems``.
 
-    ``X`` is float64 (dense or CSR) with the bias column, when the encoding has one, first; ``y`` is
-    float64 in {-1, +1}. ``X_test``/``y_test`` are the dataset's own test split, if it has one.
+    ``X`` is float64, or float32 with ``data.dtype=float32`` (dense or CSR), with the bias column,
+    when the encoding has one, first; ``y`` is float64 in {-1, +1}. ``X_test``/``y_test`` are the dataset's own test split, if it has one.
     ``checksum`` identifies the exact data; ``info`` is JSON-serialisable (source files with the
     path used and sha256, encoding, n, dim, subset choices, notes).
     """
@@ -37,6 +39,22 @@ class Dataset:
     info: dict
 
 
+def in_dtype(dataset: Dataset, dtype: str) -> Dataset:
+    """``dataset`` with its features in ``dtype`` (one of :data:`DATA_DTYPES`); ``info["dtype"]`` says which.
+
+    Float32 features are other data: their checksum is the float64 one tagged with the dtype, so
+    caches keyed by it (F*) never mix the two. A loader that builds float32 directly (synthetic_svm)
+    is not converted again."""
+    if dtype not in DATA_DTYPES:
+        raise ValueError(f"data.dtype must be one of {', '.join(DATA_DTYPES)}, got {dtype!r}")
+    dataset.info["dtype"] = dtype
+    if dtype == "float64":
+        return dataset
+    X, X_test = (None if M is None else M.astype(np.float32, copy=False) for M in (dataset.X, dataset.X_test))
+    checksum = hashlib.sha256(f"{dataset.checksum}|{dtype}".encode()).hexdigest()
+    return Dataset(dataset.name, X, dataset.y, X_test, dataset.y_test, checksum, dataset.info)
+
+
 def files_checksum(name: str, file_sha256s: Sequence[str], options: Mapping[str, Any]) -> str:
     """sha256 over the dataset name, its verified source files' sha256s and the data options."""
     payload = {"dataset": name, "files": list(file_sha256s), "options": dict(options)}
@@ -47,7 +65,7 @@ def arrays_checksum(*arrays: np.ndarray) -> str:
     """sha256 over the bytes of ``arrays`` (C order), for generated data."""
     h = hashlib.sha256()
     for a in arrays:
-        h.update(np.ascontiguousarray(a).tobytes())
+        h.update(np.ascontiguousarray(a))  # the array's buffer, not a bytes copy of it (the same digest)
     return h.hexdigest()
 
 

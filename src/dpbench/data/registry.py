@@ -34,6 +34,8 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
 DATASET_NAMES: tuple[str, ...] = tuple(_REGISTRY)
 #: Datasets whose loader may scale numeric attributes, and so takes ``data.scaling`` (:mod:`dpbench.data.scaling`).
 SCALED_DATASETS = frozenset({"adult", "bank", "ipums_br", "ipums_us", "covtype"})
+#: Datasets whose loader builds the features in the requested ``data.dtype`` (no float64 copy first).
+TYPED_DATASETS = frozenset({"synthetic_svm"})
 
 
 def scales_features(name: str, options: Mapping[str, Any]) -> bool:
@@ -58,13 +60,15 @@ def __getattr__(name: str) -> Any:
 
 
 def load_dataset(
-    name: str, options: Mapping[str, Any], *, data_dir: Path, allow_download: bool, scaling: str = "public"
+    name: str, options: Mapping[str, Any], *, data_dir: Path, allow_download: bool, scaling: str = "public",
+    dtype: str = "float64",
 ) -> Dataset:
     """Load dataset ``name`` with ``options`` (its YAML config minus ``name``) from ``data_dir``.
 
     Files are looked up under ``data_dir`` and verified; missing ones are downloaded from upstream
     only when ``allow_download``. ``scaling`` (``data.scaling``) reaches the loaders of
-    :data:`SCALED_DATASETS`; the others have nothing to scale. Raises
+    :data:`SCALED_DATASETS`; the others have nothing to scale. The features come in ``dtype``
+    (``data.dtype``: float64 or float32; :func:`~dpbench.data.dataset.in_dtype`). Raises
     :class:`~dpbench.errors.DataError` (one line) for an unknown dataset or option, a missing or
     unreadable file, and :class:`~dpbench.errors.ChecksumError` for a file whose checksum does not match.
     """
@@ -72,9 +76,15 @@ def load_dataset(
         raise DataError(f"unknown dataset {name!r}; valid names: {', '.join(DATASET_NAMES)}")
     if scaling not in SCALINGS:
         raise DataError(f"data.scaling must be one of {', '.join(SCALINGS)}, got {scaling!r}")
+    from dpbench.data.dataset import DATA_DTYPES, in_dtype
+
+    if dtype not in DATA_DTYPES:
+        raise DataError(f"data.dtype must be one of {', '.join(DATA_DTYPES)}, got {dtype!r}")
     schema, loader = _entry(name)
     extra = {"scaling": scaling} if name in SCALED_DATASETS else {}
-    return loader(resolve(name, _plain(options), schema), Path(data_dir), allow_download, **extra)
+    if name in TYPED_DATASETS:
+        extra["dtype"] = dtype
+    return in_dtype(loader(resolve(name, _plain(options), schema), Path(data_dir), allow_download, **extra), dtype)
 
 
 def _plain(options: Mapping[str, Any]) -> dict[str, Any]:

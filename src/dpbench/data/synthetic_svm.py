@@ -7,6 +7,11 @@ w* ~ N(0, I), each flipped with probability ``label_noise`` so the data are not 
 split of ``n_test`` rows is drawn from the same law. ``density`` = 1 gives a dense array; below 1, a
 CSR matrix built without any dense n × d intermediate. All of it is a deterministic function of the
 options (``numpy.random.default_rng(seed)``).
+
+Dense rows are drawn and normalised in float64 blocks of rows (the same random stream and the same
+floats as one n × d draw) and stored in the requested dtype (``data.dtype``), so a float32 matrix
+never exists as float64 first; the labels come from the float64 rows, so both dtypes have the
+same labels.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import scipy.sparse as sp
 
 from dpbench.data.dataset import Dataset, arrays_checksum, make_info
 from dpbench.data.options import Option, integer
+from dpbench.problems.products import row_blocks
 
 SYNTHETIC_SVM_OPTIONS = {
     "n": integer(4000, 2),
@@ -29,12 +35,17 @@ SYNTHETIC_SVM_OPTIONS = {
 }
 
 
-def _unit_rows(n: int, d: int, density: float, rng: np.random.Generator):
-    """n rows of unit L2 norm, each with max(1, round(density·d)) nonzeros on a uniform support."""
+def _unit_rows(n: int, d: int, density: float, rng: np.random.Generator, w_star: np.ndarray, dtype: str):
+    """n rows of unit L2 norm, each with max(1, round(density·d)) nonzeros on a uniform support, in
+    ``dtype``, and their margins Xw* computed in float64."""
     if density == 1.0:
-        X = rng.standard_normal((n, d))
-        X /= np.linalg.norm(X, axis=1, keepdims=True)
-        return X
+        X, margins = np.empty((n, d), dtype=dtype), np.empty(n)
+        for rows in row_blocks(n, d):
+            block = rng.standard_normal((rows.stop - rows.start, d))
+            block /= np.linalg.norm(block, axis=1, keepdims=True)
+            margins[rows] = block @ w_star
+            X[rows] = block
+        return X, margins
     k = max(1, round(density * d))
     if n * d <= 1 << 24:  # a uniform k-subset per row: the k smallest of d uniform keys
         cols = np.argsort(rng.random((n, d)), axis=1)[:, :k]
@@ -42,25 +53,27 @@ def _unit_rows(n: int, d: int, density: float, rng: np.random.Generator):
         cols = np.stack([rng.choice(d, k, replace=False) for _ in range(n)])
     vals = rng.standard_normal((n, k))
     vals /= np.linalg.norm(vals, axis=1, keepdims=True)
-    return sp.csr_matrix((vals.ravel(), np.sort(cols, axis=1).ravel(), np.arange(0, n * k + 1, k)), shape=(n, d))
+    X = sp.csr_matrix((vals.ravel(), np.sort(cols, axis=1).ravel(), np.arange(0, n * k + 1, k)), shape=(n, d))
+    margins = X @ w_star
+    return X.astype(dtype, copy=False), margins
 
 
-def make_svm(n: int, n_test: int, d: int, density: float, label_noise: float, seed: int):
-    """(X, y, X_test, y_test, w*) for the options (module docstring)."""
+def make_svm(n: int, n_test: int, d: int, density: float, label_noise: float, seed: int, dtype: str = "float64"):
+    """(X, y, X_test, y_test, w*) for the options (module docstring), X and X_test in ``dtype``."""
     rng = np.random.default_rng(seed)
     w_star = rng.standard_normal(d)
     out = []
     for rows in (n, n_test):
-        X = _unit_rows(rows, d, float(density), rng)
-        y = np.where(X @ w_star >= 0, 1.0, -1.0)
+        X, margins = _unit_rows(rows, d, float(density), rng, w_star, dtype)
+        y = np.where(margins >= 0, 1.0, -1.0)
         y[rng.random(rows) < label_noise] *= -1.0
         out += [X, y]
     return (*out, w_star)
 
 
-def load_synthetic_svm(options: dict, data_dir: Path, allow_download: bool) -> Dataset:
+def load_synthetic_svm(options: dict, data_dir: Path, allow_download: bool, dtype: str = "float64") -> Dataset:
     """The synthetic SVM dataset (module docstring); ``row_norm_bound`` = 1 is public by construction."""
-    X, y, X_test, y_test, w_star = make_svm(**options)
+    X, y, X_test, y_test, w_star = make_svm(**options, dtype=dtype)
     sparse = sp.issparse(X)
     notes = [
         (

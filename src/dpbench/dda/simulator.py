@@ -45,6 +45,7 @@ from dpbench.dda.gossip import (
 )
 from dpbench.dda.prox import REGULARISERS, dual_averaging_step
 from dpbench.privacy._checks import check_count, check_generator, check_positive
+from dpbench.problems.products import row_norms
 
 __all__ = ["SCHEDULES", "DDAResult", "DDASimulator", "Schedule", "noisy_subgradients", "run_dda", "split_rows"]
 
@@ -121,12 +122,7 @@ def _row_scales(features, clip: float | None) -> np.ndarray | None:
     """min(1, clip/‖a_r‖) for every row r (1 for a zero row); None without a clip."""
     if clip is None:
         return None
-    if sp.issparse(features):
-        squares = sp.csr_matrix((features.data.astype(np.float64) ** 2, features.indices, features.indptr), shape=features.shape)
-        norms = np.sqrt(np.asarray(squares.sum(axis=1)).ravel())
-    else:
-        norms = np.linalg.norm(features, axis=1)
-    return clip / np.maximum(norms, clip)
+    return clip / np.maximum(row_norms(features), clip)
 
 
 def _release(

@@ -24,6 +24,14 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from dpbench.problems.losses import make_loss
+from dpbench.problems.products import (
+    as_design_matrix,
+    in_dtype_of,
+    matvec,
+    rmatvec,
+    row_l1_norms,
+    row_norms,
+)
 
 _DENSE_ROWS_MAX_ENTRIES = 1 << 24  # 128 MB of float64: Adult (32k × 124) qualifies, rcv1 does not
 
@@ -41,7 +49,9 @@ class GLMProblem:
 
     Parameters
     ----------
-    X : ndarray or scipy.sparse matrix, shape (n, d)
+    X : ndarray or scipy.sparse matrix, shape (n, d), float64 or float32 (``data.dtype``): kept in
+        its dtype, never copied to another; products with it are taken in that dtype and come back
+        in float64 (:mod:`dpbench.problems.products`), the dtype of every scalar, iterate and noise
     y : ndarray, shape (n,), labels in {−1, +1}
     loss : a loss from :mod:`dpbench.problems.losses`
     reg : μ ≥ 0, the L2 coefficient (chen_lee Sec 5.1 uses μ = 0.001)
@@ -80,7 +90,8 @@ class GLMProblem:
         ):
             if bound is not None and not (np.isfinite(bound) and bound > 0):
                 raise ValueError(f"{key} must be None or finite and > 0, got {bound}")
-        self.X = X.tocsr() if sp.issparse(X) else np.asarray(X, dtype=float)
+        self.X = as_design_matrix(X)
+        self.dtype = self.X.dtype
         self.y = np.asarray(y, dtype=float)
         self.loss = loss
         self.reg = float(reg)
@@ -93,7 +104,7 @@ class GLMProblem:
         if public_n is not None and (isinstance(public_n, bool) or not isinstance(public_n, (int, np.integer)) or public_n < 1):
             raise ValueError(f"public_n must be None or an integer ≥ 1, got {public_n!r}")
         self.n_public = self.n if public_n is None else int(public_n)
-        self.row_norms = _row_norms(self.X)
+        self.row_norms = row_norms(self.X)
         # Minibatch rows come from a row-major dense copy when it is small: scipy's sparse fancy
         # indexing costs ~0.1 ms per call, more than the minibatch's own products. Full-data
         # products use a column-major copy of small dense data, on which Xᵀr is several times
@@ -108,7 +119,7 @@ class GLMProblem:
         # Full-data gradients of small dense data use the signed rows y_i·x_i (exact for y = ±1):
         # the margins are then one product and the gradient sum another, with no passes for y.
         signed = small and not sp.issparse(self.X) and bool(np.all(np.abs(self.y) == 1.0))
-        self._signed_X = np.asfortranarray(self.y[:, None] * self.X) if signed else None
+        self._signed_X = np.asfortranarray(in_dtype_of(self.X, self.y)[:, None] * self.X) if signed else None
         self._margins = np.empty(self.n) if signed else None  # reused: a fresh n-vector per call costs page faults
         self._last_batch: tuple | None = None
         self._l1_row_norms: np.ndarray | None = None
@@ -127,12 +138,12 @@ class GLMProblem:
         entries = feature_bound is not None and (self.public_feature_bound is None or self.public_feature_bound > feature_bound)
         if not (rows or entries):
             return self
-        X = self.X.tocsr(copy=True) if sp.issparse(self.X) else np.array(self.X, dtype=np.float64, order="C")
+        X = self.X.tocsr(copy=True) if sp.issparse(self.X) else np.array(self.X, order="C")
         values = X.data if sp.issparse(X) else X
         if entries:
             np.clip(values, -feature_bound, feature_bound, out=values)
         if rows:
-            norms = _row_norms(X)
+            norms = row_norms(X)
             factor = np.minimum(1.0, row_norm / np.where(norms > 0, norms, 1.0))
             if sp.issparse(X):
                 X.data *= np.repeat(factor, np.diff(X.indptr))
@@ -161,7 +172,7 @@ class GLMProblem:
 
     def _grad_scalars(self, w: np.ndarray, X, y) -> np.ndarray:
         """s_i with ∇ℓ_i(w) = s_i·x_i: ℓ′(y_i·x_iᵀw)·y_i, in one buffer."""
-        s = np.asarray(X @ w)
+        s = matvec(X, w)
         s *= y
         self.loss.derivative(s, out=s)
         s *= y
@@ -180,7 +191,7 @@ class GLMProblem:
         X, y, l2_norms = self._rows(idx)
         if idx is None and self._signed_X is not None:  # ∇ℓ_i = ℓ′(y_i x_iᵀw)·(y_i x_i)
             X = self._signed_X
-            s = self.loss.derivative(np.matmul(X, w, out=self._margins), out=self._margins)
+            s = self.loss.derivative(self._signed_margins(w), out=self._margins)
         else:
             s = self._grad_scalars(w, X, y)
         self.counts.grad_evals += len(y)
@@ -191,13 +202,13 @@ class GLMProblem:
             np.maximum(factor, clip, out=factor)
             np.divide(clip, factor, out=factor)
             s *= factor
-        return X.T @ s
+        return rmatvec(X, s)
 
     def clipped_loss_sum(self, w: np.ndarray, idx: np.ndarray | None, clip: float) -> float:
         """Σ_{i∈idx} min(ℓ_i(w), C_obj): objective clipping, sensitivity C_obj (chen_lee Thm 1)."""
         X, y, _ = self._rows(idx)
         self.counts.obj_evals += len(y)
-        return float(np.minimum(self.loss.value(y * (X @ w)), clip).sum())
+        return float(np.minimum(self.loss.value(y * matvec(X, w)), clip).sum())
 
     def objective(self, w: np.ndarray) -> float:
         """F(w) on the whole training set (non-private methods)."""
@@ -211,14 +222,21 @@ class GLMProblem:
         self.counts.obj_evals += self.n
         self.counts.grad_evals += self.n
         if self._signed_X is not None:  # the same floats: y_i·x_i is exact for y = ±1
-            margins = np.matmul(self._signed_X, w, out=self._margins)
+            margins = self._signed_margins(w)
             value = self.loss.value(margins).mean() + 0.5 * self.reg * (w @ w)
-            grad = self._signed_X.T @ self.loss.derivative(margins, out=margins) / self.n + self.reg * w
+            grad = rmatvec(self._signed_X, self.loss.derivative(margins, out=margins)) / self.n + self.reg * w
             return float(value), grad
-        margins = self.y * (self.X @ w)
+        margins = self.y * matvec(self.X, w)
         value = self.loss.value(margins).mean() + 0.5 * self.reg * (w @ w)
-        grad = self.X.T @ (self.loss.derivative(margins) * self.y) / self.n + self.reg * w
-        return float(value), np.asarray(grad)
+        grad = rmatvec(self.X, self.loss.derivative(margins) * self.y) / self.n + self.reg * w
+        return float(value), grad
+
+    def _signed_margins(self, w: np.ndarray) -> np.ndarray:
+        """y ⊙ Xw from the signed rows, in the reused buffer ``_margins``."""
+        if self.dtype == np.float64:
+            return np.matmul(self._signed_X, w, out=self._margins)
+        self._margins[:] = matvec(self._signed_X, w)
+        return self._margins
 
     def regulariser_gradient(self, w: np.ndarray) -> np.ndarray:
         """∇(μ/2)‖w‖² = μw (data-independent)."""
@@ -226,7 +244,7 @@ class GLMProblem:
 
     def _l1_norms(self) -> np.ndarray:
         if self._l1_row_norms is None:
-            self._l1_row_norms = _row_l1_norms(self.X)
+            self._l1_row_norms = row_l1_norms(self.X)
         return self._l1_row_norms
 
     def _max_norm(self, norm: int) -> float:
@@ -267,10 +285,10 @@ class GLMProblem:
 
     def _objective_on(self, w: np.ndarray, X, y) -> float:
         if X is None and self._signed_X is not None:
-            margins = np.matmul(self._signed_X, w, out=self._margins)
+            margins = self._signed_margins(w)
         else:
             X = self.X if X is None else X
-            margins = (self.y if y is None else y) * (X @ w)
+            margins = (self.y if y is None else y) * matvec(X, w)
         return float(self.loss.value(margins).mean() + 0.5 * self.reg * (w @ w) + self.l1_reg * np.abs(w).sum())
 
     # ----------------------------------------------------------------------------- constants
@@ -307,35 +325,11 @@ def make_problem(
     )
 
 
-_BLOCK_ENTRIES = 1 << 20  # row blocks of ≤ 8 MB of float64 for row-wise reductions
-
-
-def _row_blocks(n: int, d: int) -> list[slice]:
-    """Slices of about ``_BLOCK_ENTRIES`` entries covering n rows of d entries each."""
-    rows = max(1, _BLOCK_ENTRIES // max(d, 1))
-    return [slice(start, min(start + rows, n)) for start in range(0, n, rows)]
-
-
-def _row_norms(X) -> np.ndarray:
-    """‖x_i‖₂ of every row; dense rows block by block (the same floats as one call, without an n × d
-    temporary of squares)."""
-    if sp.issparse(X):
-        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    return np.concatenate([np.linalg.norm(X[rows], axis=1) for rows in _row_blocks(*X.shape)])
-
-
-def _row_l1_norms(X) -> np.ndarray:
-    """‖x_i‖₁ of every row; dense rows block by block, as :func:`_row_norms`."""
-    if sp.issparse(X):
-        return np.asarray(abs(X).sum(axis=1)).ravel()
-    return np.concatenate([np.abs(X[rows]).sum(axis=1) for rows in _row_blocks(*X.shape)])
-
-
 def _gram_spectral_norm(X) -> float:
     n, d = X.shape
     if d <= 512:
         gram = X.T @ X
         gram = gram.toarray() if sp.issparse(gram) else gram
-        return float(np.linalg.eigvalsh(gram / n)[-1])
-    op = LinearOperator((d, d), matvec=lambda v: X.T @ (X @ v) / n, dtype=float)
+        return float(np.linalg.eigvalsh(np.asarray(gram, dtype=np.float64) / n)[-1])
+    op = LinearOperator((d, d), matvec=lambda v: rmatvec(X, matvec(X, v)) / n, dtype=float)
     return float(eigsh(op, k=1, which="LA", return_eigenvectors=False)[0])
