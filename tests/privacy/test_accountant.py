@@ -387,3 +387,19 @@ def test_amplify_pure_is_stable_for_every_epsilon(eps):
     exact = eps + math.log(math.exp(-eps) + 0.01 * (1 - math.exp(-eps)))  # ln(1 + q(e^ε − 1)), factored
     assert amplify_pure(eps, 0.01) == pytest.approx(exact, rel=1e-9)
     assert math.isfinite(amplify_pure(eps, 0.01)) and amplify_pure(eps, 1.0) == pytest.approx(eps, rel=1e-15)
+
+
+def test_rdp_accountants_with_the_same_orders_share_their_prices():
+    """A job's runs each build their own accountant; the subsampled Gaussian's curve is computed once
+    per process for each (q, σ), orders and amplification, and is the curve a fresh computation gives."""
+    from dpbench.privacy.rdp import rdp_poisson_subsampled_gaussian
+
+    event = PoissonSampledEvent(0.0123, GaussianEvent(1.37))
+    first, second = RDPAccountant(), RDPAccountant()
+    price = first.cost(event)
+    assert second.cost(event) is price and not price.flags.writeable
+    assert np.array_equal(price, rdp_poisson_subsampled_gaussian(0.0123, 1.37, first.orders))
+    lemma4 = RDPAccountant(gaussian_amplification="lemma4").cost(event)
+    assert lemma4 is not price and np.all(lemma4 >= price)
+    other_orders = RDPAccountant(orders=np.arange(2.0, 65.0)).cost(event)
+    assert other_orders.shape == (63,)
