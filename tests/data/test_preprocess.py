@@ -62,3 +62,12 @@ def test_add_bias_dense_and_sparse():
     S = add_bias(sp.csr_matrix(X))
     assert sp.isspmatrix_csr(S) and S.dtype == np.float64
     np.testing.assert_array_equal(S.toarray(), add_bias(X))
+
+
+def test_clip_rows_keeps_float32_data_in_float32():
+    X = np.random.default_rng(0).standard_normal((200, 30)).astype(np.float32) * 3
+    for matrix in (X, sp.csr_matrix(X)):
+        clipped = clip_rows(matrix, 1.0)
+        assert clipped.dtype == np.float32
+        dense = clipped.toarray() if sp.issparse(clipped) else clipped
+        assert np.linalg.norm(dense.astype(np.float64), axis=1).max() <= 1.0 + 1e-6

@@ -13,9 +13,9 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from dpbench.data.dataset import Matrix
+from dpbench.problems.products import row_norms
 
 
 def minmax_scale(X: np.ndarray, reference: np.ndarray | None = None) -> np.ndarray:
@@ -45,17 +45,19 @@ def add_bias(X: Matrix) -> Matrix:
 def clip_rows(X: Matrix, max_norm: float) -> Matrix:
     """Return a copy of ``X`` whose rows with L2 norm > ``max_norm`` are rescaled to norm ``max_norm``.
 
-    Dense input gives a dense float64 array; sparse input a CSR matrix (never densified).
+    Dense input gives a dense array, sparse input a CSR matrix (never densified), in X's dtype when
+    it is float32 (``data.dtype=float32``), else float64; the norms are taken in float64.
     """
     if not (isinstance(max_norm, Real) and math.isfinite(max_norm) and max_norm > 0):
         raise ValueError(f"clip_rows: max_norm must be a positive finite number, got {max_norm!r}")
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
     if sp.issparse(X):
-        out = sp.csr_matrix(X, dtype=np.float64, copy=True)
-        factor = _shrink_factors(spla.norm(out, axis=1), max_norm)
+        out = sp.csr_matrix(X, dtype=dtype, copy=True)
+        factor = _shrink_factors(row_norms(out), max_norm)
         out.data *= np.repeat(factor, np.diff(out.indptr))
         return out
-    out = np.array(X, dtype=np.float64)
-    out *= _shrink_factors(np.linalg.norm(out, axis=1), max_norm)[:, None]
+    out = np.array(X, dtype=dtype)
+    out *= _shrink_factors(row_norms(out), max_norm)[:, None]
     return out
 
 
