@@ -21,9 +21,9 @@ with a relative error of about 6e-8 per entry. Each case must then meet three co
   and F* to ``OBJECTIVE_RTOL``;
 - its test accuracy agrees to ``ACCURACY_ATOL``.
 
-These tolerances are about 10× the largest deviation measured over the cases.
-The hinge subgradient's threshold and the selections of PrivGene and DP-AGD are discontinuous in the
-data, so one float32 rounding can change one decision and move a run by more than rounding alone.
+These tolerances are about 10× the largest deviation measured over the cases. NON-PRIVATE and
+ObjPert get looser ones (``SOLVED_TO_TOLERANCE``): their output is where L-BFGS stops, and it stops on
+a float32 gradient, about 4e-5 away from the float64 run's point.
 """
 
 from __future__ import annotations
@@ -142,8 +142,11 @@ def test_numbers_match_the_reference(case, reference, compose_run_config, shared
 
 
 # -------------------------------------------------------------------------------- float32
-WEIGHT_RTOL = 3e-4  # measured ≤ 2.7e-5 (nonprivate: L-BFGS stops on a float32 gradient), ≤ 5e-8 otherwise
-OBJECTIVE_RTOL = 3e-7  # measured ≤ 3.3e-8
+WEIGHT_RTOL = 5e-7  # measured ≤ 4.9e-8
+OBJECTIVE_RTOL = 3e-7  # measured ≤ 3.3e-8 (objectives and F*)
+# methods whose output is where an L-BFGS run stops: it stops on a float32 gradient, not at the float64
+# run's point (measured: weights 2.7e-5 nonprivate, 3.9e-5 objpert; objective 1.8e-5 objpert)
+SOLVED_TO_TOLERANCE = {"nonprivate": (4e-4, 2e-4), "objpert": (4e-4, 2e-4)}
 ACCURACY_ATOL = 0.005  # measured 0; one test row of 500 is 0.002
 
 
@@ -179,8 +182,9 @@ def test_float32_runs_agree_with_float64_at_the_same_epsilon(case, reference, co
     fstar = _relative(got["rows"]["fstar"], want["rows"]["fstar"])
     accuracy = float(np.max(np.abs(np.subtract(got["rows"]["test_accuracy"], want["rows"]["test_accuracy"]))))
     print(f"{case}: weights {weights:.2e}, objective {objective:.2e}, F* {fstar:.2e}, accuracy {accuracy:.4f}")
-    assert weights <= WEIGHT_RTOL, f"{case}: float32 weights deviate by {weights:.3g} of their largest entry"
-    assert objective <= OBJECTIVE_RTOL and fstar <= OBJECTIVE_RTOL, f"{case}: objective {objective:.3g}, F* {fstar:.3g}"
+    weight_rtol, objective_rtol = SOLVED_TO_TOLERANCE.get(case, (WEIGHT_RTOL, OBJECTIVE_RTOL))
+    assert weights <= weight_rtol, f"{case}: float32 weights deviate by {weights:.3g} of their largest entry"
+    assert objective <= objective_rtol and fstar <= OBJECTIVE_RTOL, f"{case}: objective {objective:.3g}, F* {fstar:.3g}"
     assert accuracy <= ACCURACY_ATOL, f"{case}: test accuracy moved by {accuracy}"
 
 

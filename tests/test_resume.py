@@ -78,7 +78,9 @@ def test_stored_runs_of_another_configuration_are_not_reused(compose_run_config,
 
 
 def test_two_identical_commands_at_once_compute_the_job_once(tmp_path):
-    job = ["algorithm=dp_sgd", "dataset.n=20000", "dataset.d=10", "reps=30", "progress=false"]
+    # long enough that the second starts before the first ends: ≈ 10 s of runs after the first one (a job's
+    # later runs reuse the RDP prices its first run computed, so each takes ≈ 50 ms)
+    job = ["algorithm=dp_sgd", "dataset.n=20000", "dataset.d=10", "reps=200", "progress=false"]
     first = _start(job, tmp_path)
     deadline = time.monotonic() + 300
     while not list(tmp_path.glob(f"outputs/runs/*/{RUNS_DIR}/*.json")) and time.monotonic() < deadline:
