@@ -16,6 +16,7 @@ runs; the command then ends with one line naming the failed jobs and exit status
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -209,9 +210,46 @@ def report_and_exit(exc: BaseException, reports: list) -> None:
     sys.exit(1)
 
 
+_JOB_RUNNING = False  # in a sweep's worker process: whether a job is running (_interrupts_in_jobs_only)
+
+
+def _interrupt_if_a_job_runs(signum, frame) -> None:
+    if _JOB_RUNNING:
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _interrupts_in_jobs_only():
+    """Around a job in a sweep's worker process (joblib's loky workers): Ctrl-C reaches every process
+    of the group. During a job it interrupts the job as usual; between jobs the worker ignores it,
+    and the sweep's own process, which gets it too, ends the sweep and its workers. Left to loky, a
+    worker caught between jobs (in its idle loop's ``gc.collect()``) printed a traceback under the
+    one-line message. A job that runs in the main process (``dpbench`` without ``-m``, the basic
+    launcher) is untouched."""
+    global _JOB_RUNNING
+    import multiprocessing
+    import signal
+    import threading
+
+    if multiprocessing.parent_process() is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signal.signal(signal.SIGINT, _interrupt_if_a_job_runs)
+    _JOB_RUNNING = True
+    try:
+        yield
+    finally:
+        _JOB_RUNNING = False
+
+
 def _task(cfg: DictConfig) -> None:
     """The Hydra task of every job: validate ``cfg``, then run it. The engine is imported once ``cfg``
     is valid, so that a refused configuration is answered without loading it."""
+    with _interrupts_in_jobs_only():
+        _run_task(cfg)
+
+
+def _run_task(cfg: DictConfig) -> None:
     from pathlib import Path
 
     from hydra.core.hydra_config import HydraConfig
