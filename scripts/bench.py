@@ -43,6 +43,9 @@ Rows (Adult = a9a, n = 32561, d = 124; synthetic = kuru's synthetic_logreg, n = 
   on the synthetic data.
 - import_engine: wall time of ``python -c "import dpbench.engine"`` in a fresh interpreter vs
   ``python -c "pass"`` (the interpreter's own start-up); the goal is on the absolute time.
+  cli_help, cli_unknown_option, cli_bad_value: the same for ``dpbench --help``, ``dpbench
+  algorithm=nope`` (refused before Hydra loads) and ``dpbench privacy.eps=-1`` (refused after
+  Hydra composes the configuration).
 - sampler: ``poisson_subsample(32561, 0.01)`` vs its draws alone, ``rng.geometric(q, size=qn)``;
   sampler_old: the sampler it replaced, ``np.sort(rng.choice(n, Binomial(n, q), replace=False))``,
   vs the same draws. For the record.
@@ -346,11 +349,17 @@ def trace_share_kuru_rows() -> list[Row]:
 
 
 def import_engine_rows() -> list[Row]:
-    def interpreter(code: str) -> Timed:
-        return lambda: elapsed(lambda: subprocess.run([sys.executable, "-c", code], check=True))
+    def interpreter(*args: str) -> Timed:
+        return lambda: elapsed(lambda: subprocess.run([sys.executable, *args], check=False, capture_output=True))
 
-    times = interleave({"engine": interpreter("import dpbench.engine"), "bare": interpreter("pass")}, rounds=7)
-    return [ratio_row("import_engine", times["engine"], times["bare"], "measured ≤ 0.3 s")]
+    commands = {
+        "import_engine": ("-c", "import dpbench.engine"),
+        "cli_help": ("-m", "dpbench.cli", "--help"),
+        "cli_unknown_option": ("-m", "dpbench.cli", "algorithm=nope"),
+        "cli_bad_value": ("-m", "dpbench.cli", "privacy.eps=-1"),
+    }
+    times = interleave({name: interpreter(*args) for name, args in commands.items()} | {"bare": interpreter("-c", "pass")}, rounds=7)
+    return [ratio_row(name, times[name], times["bare"], "measured ≤ 0.3 s") for name in commands]
 
 
 def sampler_rows() -> list[Row]:

@@ -36,7 +36,7 @@ def test_importing_the_engine_loads_numpy_only(tmp_path):
 
 def test_help_loads_neither_hydra_nor_numpy(tmp_path):
     code = "sys.argv = ['dpbench', '--help']\nfrom dpbench.cli import main\nmain()"
-    loaded, result = run_and_list_loaded(code, tmp_path, (*HEAVY, "numpy", "hydra"))
+    loaded, result = run_and_list_loaded(code, tmp_path, (*HEAVY, *HYDRA, "numpy", "yaml"))
     assert result.returncode == 0, result.stderr
     assert "usage:" in result.stdout and "config groups" in result.stdout
     assert loaded == []
@@ -66,3 +66,14 @@ def test_a_bad_hyper_parameter_is_answered_without_scikit_learn(tmp_path):
     loaded, result = run_and_list_loaded(code, tmp_path, ("sklearn", "pandas", "pyarrow", "matplotlib", "dpbench.engine"))
     assert result.returncode == 2 and "clip must be finite and > 0, got -1" in result.stderr, result.stderr
     assert loaded == []
+
+
+@pytest.mark.parametrize("args", [["algorithm=nope"], ["-m", "dataset=adult,bnak", "privacy.eps=1,2"]])
+def test_a_misspelt_group_option_is_answered_before_hydra_loads(tmp_path, args):
+    """The commonest typo (a plain ``group=option``, or a sweep over plain options) is checked with the
+    standard library alone: neither omegaconf nor Hydra is imported (``cli.check_plain_group_choices``)."""
+    code = f"sys.argv = ['dpbench', *{args!r}]\nfrom dpbench.cli import main\nmain()"
+    loaded, result = run_and_list_loaded(code, tmp_path, (*HEAVY, *HYDRA, "numpy", "yaml"))
+    assert result.returncode == 2 and "valid choices:" in result.stderr, result.stderr
+    assert loaded == []
+    assert not any(tmp_path.iterdir())  # nothing written: no outputs/ directory

@@ -29,12 +29,17 @@ for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
 # to report the semaphores of the workers it lost: harmless, and noise under the one-line message.
 os.environ["PYTHONWARNINGS"] = ",".join(filter(None, (os.environ.get("PYTHONWARNINGS"), "ignore:resource_tracker:UserWarning")))
 
-from omegaconf import DictConfig, OmegaConf
+from typing import TYPE_CHECKING
 
-from dpbench.config import config_dir, default_cache_dir, group_choices
+from dpbench.conf_files import config_dir, default_cache_dir, group_choices
 from dpbench.errors import ConfigError, DataError, DpbenchError
 
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
 GROUPS = ("dataset", "algorithm", "model", "privacy", "tuning", "experiment")
+# ``group=a`` or ``group=a,b`` with plain option names: checked before omegaconf and Hydra load.
+PLAIN_GROUP_OVERRIDE = re.compile(rf"^(?P<group>{'|'.join(GROUPS)})=(?P<values>[\w-]+(?:,[\w-]+)*)$")
 
 
 def _job_dir_name(override_dirname: str) -> str:
@@ -66,12 +71,30 @@ def datasets_present(data_dir: str, *names: str) -> str:
 
 def register_resolvers() -> None:
     """Resolvers used by ``conf/`` (idempotent)."""
+    from omegaconf import OmegaConf
+
     if not OmegaConf.has_resolver("dpbench_cache_dir"):
         OmegaConf.register_new_resolver("dpbench_cache_dir", lambda sub="": str(default_cache_dir() / sub))
     if not OmegaConf.has_resolver("dpbench_job_dir"):
         OmegaConf.register_new_resolver("dpbench_job_dir", _job_dir_name)
     if not OmegaConf.has_resolver("dpbench_datasets_present"):
         OmegaConf.register_new_resolver("dpbench_datasets_present", datasets_present)
+
+
+def check_plain_group_choices(args: list[str]) -> None:
+    """Refuse an unknown option of a config group spelt plainly (``algorithm=nope``,
+    ``dataset=adult,bnak``) with the standard library alone, so that the commonest typo is
+    answered before omegaconf and Hydra are imported; :func:`check_group_choices` covers every
+    other spelling (``+group=``, ``glob(...)``, quoted values) with Hydra's own parser."""
+    for arg in args:
+        match = PLAIN_GROUP_OVERRIDE.match(arg)
+        if match is None:
+            continue
+        group = match["group"]
+        valid = group_choices(group)
+        for value in match["values"].split(","):
+            if value not in valid and not (group == "experiment" and value == "null"):
+                raise ConfigError(f"unknown {group} {value!r}; valid choices: {', '.join(valid) or '(none)'}")
 
 
 def check_group_choices(args: list[str]) -> None:
@@ -99,6 +122,8 @@ def check_group_choices(args: list[str]) -> None:
 
 def check_preset_mode(args: list[str]) -> None:
     """Refuse a sweep preset run without ``-m``: Hydra would ignore its sweep and run the defaults once."""
+    from omegaconf import OmegaConf
+
     if any(arg in ("-m", "--multirun", "-c", "--cfg", "--info") for arg in args):
         return  # a sweep, or a request to print the preset's configuration
     for arg in args:
@@ -254,6 +279,7 @@ def _run_task(cfg: DictConfig) -> None:
 
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
+    from omegaconf import OmegaConf
 
     from dpbench.config import RunConfig, apply_variant
     from dpbench.results import record_failure
@@ -297,6 +323,10 @@ def main() -> None:
 
         print(help_text())
         return
+    try:
+        check_plain_group_choices(sys.argv[1:])
+    except ConfigError as exc:
+        _fail(str(exc))
     import hydra
 
     from dpbench.sweep import finish_open_sweeps

@@ -11,10 +11,11 @@ import shutil
 from pathlib import Path
 
 from dpbench import __version__
-from dpbench.config import config_dir, group_choices
+from dpbench.conf_files import config_dir, group_choices
 
 GROUPS = ("dataset", "algorithm", "model", "privacy", "tuning")
 KEY_LINE = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z_][\w]*):(?P<value>[^#]*?)\s*(?:#\s?(?P<comment>.*))?$")
+DEFAULTS_ENTRY = re.compile(r"^ +- (?P<group>[\w/]+): *(?P<option>[\w-]+)")
 COMMENT_LINE = re.compile(r"^ +#\s?(?P<comment>.*)$")
 SKIPPED_SECTIONS = ("defaults", "hydra")
 
@@ -99,11 +100,14 @@ def help_text(width: int | None = None) -> str:
 
 
 def _group_defaults(path: Path) -> dict[str, str]:
-    """``{group: default option}`` from the ``defaults`` list of ``conf/config.yaml``."""
-    from omegaconf import OmegaConf
-
+    """``{group: default option}`` from the ``defaults`` list of ``conf/config.yaml`` (its
+    ``  - group: option`` lines; read as text, like :func:`config_keys`, so that ``--help``
+    needs no YAML library)."""
     chosen: dict[str, str] = {}
-    for entry in OmegaConf.to_container(OmegaConf.load(path)).get("defaults", []):
-        if isinstance(entry, dict):
-            chosen.update({str(k): str(v) for k, v in entry.items()})
+    in_defaults = False
+    for line in path.read_text().splitlines():
+        if not line.startswith(" "):
+            in_defaults = line.startswith("defaults:")
+        elif in_defaults and (entry := DEFAULTS_ENTRY.match(line)):
+            chosen[entry["group"]] = entry["option"]
     return chosen

@@ -13,7 +13,6 @@ import dataclasses
 import hashlib
 import json
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from dpbench.conf_files import config_dir, default_cache_dir, group_choices
 from dpbench.errors import ConfigError
 
 CONVERSIONS = ("tight", "prop1")
@@ -30,28 +30,6 @@ MAX_SEED = 2**63 - 1  # seeds are stored as int64 in the results
 TRACE_MAX_SHARE = 0.05  # trace records ≥ n/0.05 rows of work apart: tracing ≤ 10 % of a fit (docs/performance.md)
 PWA_LOSS = "max_affine"  # model=pwa: han_pwa's f(x) = max_i (a_iᵀx + b_i)
 BO_LOSS = "bo_target"  # model=bo: kusner_bo tunes the hyper-parameters of the model named by bo.target
-
-
-def default_cache_dir() -> Path:
-    """``$DPBENCH_CACHE``, else ``$XDG_CACHE_HOME/dpbench``, else ``~/.cache/dpbench``."""
-    if os.environ.get("DPBENCH_CACHE"):
-        return Path(os.environ["DPBENCH_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "dpbench"
-
-
-def config_dir() -> Path:
-    """Absolute path of the shipped ``conf/`` (inside the wheel, or the repo root in a checkout)."""
-    package_dir = Path(__file__).resolve().parent
-    for candidate in (package_dir / "conf", package_dir.parents[1] / "conf"):
-        if (candidate / "config.yaml").is_file():
-            return candidate
-    raise FileNotFoundError(f"dpbench's conf/ directory is missing next to {package_dir}")
-
-
-def group_choices(group: str) -> list[str]:
-    """The option names of a config group (the YAML files in ``conf/<group>/``)."""
-    return sorted(p.stem for p in (config_dir() / group).glob("*.yaml"))
 
 
 def apply_variant(cfg: DictConfig) -> DictConfig:

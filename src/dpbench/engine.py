@@ -462,7 +462,7 @@ def optimum(split: Split, cfg: RunConfig, dataset_checksum: str, fold: int) -> f
     cache file records that gap and the solver's name with the value."""
     from dpbench.algorithms.base import Tracer
     from dpbench.algorithms.baselines import NonPrivate
-    from dpbench.config import default_cache_dir
+    from dpbench.conf_files import default_cache_dir
 
     key_fields = {
         "dataset": dataset_checksum,

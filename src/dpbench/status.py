@@ -116,7 +116,7 @@ def _config_loader():
         from hydra._internal.config_loader_impl import ConfigLoaderImpl
         from hydra._internal.utils import create_config_search_path
 
-        from dpbench.config import config_dir
+        from dpbench.conf_files import config_dir
 
         return ConfigLoaderImpl(config_search_path=create_config_search_path(str(config_dir())))
     except Exception:  # private Hydra API moved: plain choice sweeps still expand without it
