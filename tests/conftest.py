@@ -59,8 +59,8 @@ def compose_run_config():
     """``compose_run_config(*overrides)`` → a validated RunConfig composed from the shipped conf/."""
     from hydra import compose, initialize_config_dir
 
-    from dpbench.cli import register_resolvers
     from dpbench.config import RunConfig, config_dir
+    from dpbench.resolvers import register_resolvers
 
     register_resolvers()
 

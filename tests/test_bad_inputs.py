@@ -17,6 +17,7 @@ import pytest
 from dpbench import engine
 from dpbench.data.dataset import Dataset
 from dpbench.errors import DpbenchError
+from dpbench.jobs import glm
 
 SMALL = ["dataset.n=200", "dataset.d=3", "progress=false"]
 
@@ -231,7 +232,7 @@ def test_an_empty_data_file_is_refused_by_its_checksum(cli, tmp_path):
     ids=["empty", "nan", "inf"],
 )
 def test_empty_or_non_finite_data_is_refused_before_anything_runs(compose_run_config, tmp_path, monkeypatch, X, y, message):
-    monkeypatch.setattr(engine, "load_dataset", lambda *a, **k: Dataset("toy", X, y, None, None, "x", {}))
+    monkeypatch.setattr(glm, "load_dataset", lambda *a, **k: Dataset("toy", X, y, None, None, "x", {}))
     with pytest.raises(DpbenchError) as err:
         engine.run_job(compose_run_config("progress=false"), tmp_path)
     assert str(err.value) == message

@@ -4,8 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpbench.engine import PrivacyViolation, make_splits, run_job
-from dpbench.errors import ConfigError
+from dpbench.engine import run_job
+from dpbench.errors import ConfigError, PrivacyViolation
+from dpbench.jobs.splits import make_splits
 
 SMALL = ("dataset.n=2000", "dataset.seed=1", "progress=false")
 

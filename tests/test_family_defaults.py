@@ -254,8 +254,8 @@ def _config_hashes(conf: Path, spell=None) -> dict[str, str]:
     conf/ with each short spelling through its EXPLICIT form)."""
     from hydra import compose, initialize_config_dir
 
-    from dpbench.cli import register_resolvers
     from dpbench.config import RunConfig
+    from dpbench.resolvers import register_resolvers
 
     register_resolvers()
     with initialize_config_dir(version_base="1.3", config_dir=str(conf)):

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpbench import engine
+from dpbench.jobs import glm
 from dpbench.resume import RunStore
 
 REFERENCE = Path(__file__).parent / "reference" / "numerical.json"
@@ -77,18 +77,19 @@ def _run(compose_run_config, overrides: tuple[str, ...], tmp_path: Path) -> dict
     """What the engine makes of ``overrides``: per run the weights, ledger, trace and metrics."""
     cfg = compose_run_config(*overrides)
     weights: list[list[float] | None] = []
-    real_fit = engine.fit
+    real_fit = glm.fit
 
     def recording_fit(algorithm, context):
         fitted = real_fit(algorithm, context)
         weights.append(None if fitted.result.w is None else [float(v) for v in fitted.result.w])
         return fitted
 
-    engine.fit = recording_fit
+    glm.fit = recording_fit
     try:
-        rows, trace, _, ledgers = engine._run_glm(cfg, RunStore(tmp_path, cfg.config_hash))
+        output = glm.GLM_JOB.run(cfg, RunStore(tmp_path, cfg.config_hash))
+        rows, trace, ledgers = output.results, output.trace, output.ledgers
     finally:
-        engine.fit = real_fit
+        glm.fit = real_fit
     metrics = ["test_accuracy", "train_objective", "test_objective", "fstar", "eps_spent", "n_iterations", "grad_evals", "obj_evals"]
     return {
         "weights": weights,

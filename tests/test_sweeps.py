@@ -221,15 +221,16 @@ def test_failed_job_leaves_a_marker_the_sweep_still_fails_and_the_manifest_names
 
 def test_a_later_successful_attempt_removes_the_failure_marker(tmp_path, compose_run_config, monkeypatch):
     from dpbench import engine
+    from dpbench.jobs.glm import GLMJob
 
     cfg = compose_run_config("algorithm=nonprivate", *SMALL)
     out = tmp_path / "job"
 
-    def broken(_cfg, _store):
+    def broken(_kind, _cfg, _store):
         raise RuntimeError("simulated crash\nsecond line")
 
     with monkeypatch.context() as patch:
-        patch.setattr(engine, "_run_glm", broken)
+        patch.setattr(GLMJob, "run", broken)
         with pytest.raises(RuntimeError):
             engine.run_job(cfg, out)
     marker = json.loads((out / ERROR_FILE).read_text())
@@ -265,8 +266,8 @@ def test_status_without_multirun_yaml_falls_back_to_the_manifest_and_job_dirs(tm
 def test_status_expands_a_preset_sweep_with_variants_like_hydra(tmp_path):
     from hydra import compose, initialize_config_dir
 
-    from dpbench.cli import register_resolvers
     from dpbench.config import config_dir
+    from dpbench.resolvers import register_resolvers
 
     register_resolvers()
     with initialize_config_dir(version_base="1.3", config_dir=str(config_dir())):
@@ -290,8 +291,8 @@ def test_slurm_launcher_preset_composes():
         pytest.skip("hydra-submitit-launcher is not installed (pip install '.[cluster]')")
     from hydra import compose, initialize_config_dir
 
-    from dpbench.cli import register_resolvers
     from dpbench.config import config_dir
+    from dpbench.resolvers import register_resolvers
 
     register_resolvers()
     with initialize_config_dir(version_base="1.3", config_dir=str(config_dir())):

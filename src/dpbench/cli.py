@@ -22,7 +22,7 @@ import os
 import re
 import sys
 
-# One BLAS thread per job: set before numpy loads; sweeps parallelise across jobs (DESIGN.md).
+# One BLAS thread per job: set before numpy loads; sweeps parallelise across jobs (docs/architecture.md).
 for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 # Ctrl-C in a joblib sweep leaves loky's resource tracker (a process started with this environment)
@@ -31,8 +31,9 @@ os.environ["PYTHONWARNINGS"] = ",".join(filter(None, (os.environ.get("PYTHONWARN
 
 from typing import TYPE_CHECKING
 
-from dpbench.conf_files import config_dir, default_cache_dir, group_choices
+from dpbench.conf_files import config_dir, group_choices
 from dpbench.errors import ConfigError, DataError, DpbenchError
+from dpbench.resolvers import register_resolvers
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -40,45 +41,6 @@ if TYPE_CHECKING:
 GROUPS = ("dataset", "algorithm", "model", "privacy", "tuning", "experiment")
 # ``group=a`` or ``group=a,b`` with plain option names: checked before omegaconf and Hydra load.
 PLAIN_GROUP_OVERRIDE = re.compile(rf"^(?P<group>{'|'.join(GROUPS)})=(?P<values>[\w-]+(?:,[\w-]+)*)$")
-
-
-def _job_dir_name(override_dirname: str) -> str:
-    return override_dirname or "default"
-
-
-def datasets_present(data_dir: str, *names: str) -> str:
-    """Comma-join ``names`` for a preset's sweep, keeping a name marked optional (``?ipums_us``)
-    only when its files are under ``data_dir`` and verify: IPUMS-US joins chen_lee's comparison
-    when its file is there. Required names are always kept (a missing file then fails its job
-    with the usual message)."""
-    from pathlib import Path
-
-    from dpbench.data import load_dataset
-    from dpbench.errors import DataError
-
-    kept = []
-    for name in names:
-        if not name.startswith("?"):
-            kept.append(name)
-            continue
-        try:
-            load_dataset(name[1:], {}, data_dir=Path(data_dir), allow_download=False)
-        except DataError:
-            continue
-        kept.append(name[1:])
-    return ",".join(kept)
-
-
-def register_resolvers() -> None:
-    """Resolvers used by ``conf/`` (idempotent)."""
-    from omegaconf import OmegaConf
-
-    if not OmegaConf.has_resolver("dpbench_cache_dir"):
-        OmegaConf.register_new_resolver("dpbench_cache_dir", lambda sub="": str(default_cache_dir() / sub))
-    if not OmegaConf.has_resolver("dpbench_job_dir"):
-        OmegaConf.register_new_resolver("dpbench_job_dir", _job_dir_name)
-    if not OmegaConf.has_resolver("dpbench_datasets_present"):
-        OmegaConf.register_new_resolver("dpbench_datasets_present", datasets_present)
 
 
 def check_plain_group_choices(args: list[str]) -> None:

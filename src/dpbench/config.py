@@ -22,14 +22,13 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from dpbench.conf_files import config_dir, default_cache_dir, group_choices
 from dpbench.errors import ConfigError
+from dpbench.jobs import BO_LOSS, MODEL_KINDS, PWA_LOSS
 
 CONVERSIONS = ("tight", "prop1")
 MIN_EPS = 1e-6  # privacy.eps = 1e-300 ended in a ZeroDivisionError
 MAX_EPS = 1e4  # privacy.eps = 1e300 ended in an OverflowError; 1e4 is far beyond any meaningful guarantee
 MAX_SEED = 2**63 - 1  # seeds are stored as int64 in the results
 TRACE_MAX_SHARE = 0.05  # trace records ≥ n/0.05 rows of work apart: tracing ≤ 10 % of a fit (docs/performance.md)
-PWA_LOSS = "max_affine"  # model=pwa: han_pwa's f(x) = max_i (a_iᵀx + b_i)
-BO_LOSS = "bo_target"  # model=bo: kusner_bo tunes the hyper-parameters of the model named by bo.target
 
 
 def apply_variant(cfg: DictConfig) -> DictConfig:
@@ -274,7 +273,7 @@ class RunConfig:
                 f"privacy.sampler=secure is not available for algorithm {run.algorithm}: some of its noise is drawn "
                 "outside dpbench.privacy.mechanisms; use privacy.sampler=numpy"
             )
-        if run.dtype != "float64" and _MODEL_KINDS.get(run.model.loss, "glm") != "glm":
+        if run.dtype != "float64" and MODEL_KINDS.get(run.model.loss, "glm") != "glm":
             raise ConfigError(
                 f"data.dtype={run.dtype} is for linear-model jobs; model={model_name} keeps its data in float64 "
                 "(drop data.dtype)"
@@ -294,7 +293,7 @@ class RunConfig:
         if not self.trace_nonprivate:  # keeps the hashes of jobs from before the key existed
             d.pop("trace_nonprivate")
         # the trace is as before the key existed (or there is none: han_pwa, kusner_bo): same hash
-        if self.trace_max_share is None or self.trace_every or _MODEL_KINDS.get(self.model.loss, "glm") != "glm":
+        if self.trace_max_share is None or self.trace_every or MODEL_KINDS.get(self.model.loss, "glm") != "glm":
             d.pop("trace_max_share")
         if d["bo"] is None:  # keeps the hashes of jobs from before the bo section existed
             d.pop("bo")
@@ -479,7 +478,6 @@ def _check_tuning(run: RunConfig, algorithm) -> None:
             )
 
 
-_MODEL_KINDS = {PWA_LOSS: "pwa", BO_LOSS: "bo"}  # model.loss → problem kind; every other loss is a GLM's
 _KIND_NEEDS = {
     "glm": "a linear-model dataset and model: e.g. dataset={dataset} with {models}",
     "pwa": "han_pwa's dataset={dataset} {models}",
@@ -496,7 +494,7 @@ def _check_problem_kind(dataset: str, model: str, loss: Any, algorithm: str) -> 
 
     kinds = {
         f"dataset={dataset}": {"pwa"} if dataset in PWA_DATASETS else {"glm", "bo"},
-        f"model={model}": {_MODEL_KINDS.get(loss, "glm")},
+        f"model={model}": {MODEL_KINDS.get(loss, "glm")},
         f"algorithm={algorithm}": {algorithm_class(algorithm).problem_kind},
     }
     if set.intersection(*kinds.values()):
@@ -551,7 +549,7 @@ def _models_for(algorithm: str) -> list[str]:
     fits = []
     for name in group_choices("model"):
         section = OmegaConf.to_container(OmegaConf.load(config_dir() / "model" / f"{name}.yaml"), resolve=True)
-        if not isinstance(section, dict) or _MODEL_KINDS.get(section.get("loss"), "glm") != cls.problem_kind:
+        if not isinstance(section, dict) or MODEL_KINDS.get(section.get("loss"), "glm") != cls.problem_kind:
             continue
         section.pop("defaults", None)
         try:

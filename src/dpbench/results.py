@@ -6,7 +6,7 @@ the next attempt of that job removes it. ``dpbench-status`` reads both (:mod:`dp
 
 Every results row carries the method's hyper-parameters twice: as the JSON ``params`` and as one flat
 column ``p_<name>`` each (:func:`param_columns`); every trace row carries the identity of its job
-(:func:`trace_identity`), so the traces of many jobs concatenate without colliding. :func:`load` reads
+(:func:`dpbench.jobs.columns.trace_identity`), so the traces of many jobs concatenate without colliding. :func:`load` reads
 the files of one job, a sweep or a whole tree into one frame. pandas and pyarrow are imported by
 the functions that read or write tables, so that writing ``error.json`` or ``run.json`` needs neither."""
 
@@ -30,8 +30,6 @@ from dpbench.schema import column_classes
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpbench.config import RunConfig
-
 RESULTS_FILE = "results.parquet"
 TRACE_FILE = "trace.parquet"
 RUN_FILE = "run.json"
@@ -40,7 +38,8 @@ CLASS_KEY = b"dpbench.class"  # parquet field metadata: the column's privacy cla
 
 log = logging.getLogger("dpbench")
 
-#: Columns every results row carries (plus any extra the engine adds).
+#: The columns a results file must have to count as finished (every job kind writes more:
+#: :data:`dpbench.jobs.columns.CORE_COLUMNS`).
 RESULT_COLUMNS = (
     "paper", "algorithm", "dataset", "model", "eps", "delta", "eps_spent", "fold", "rep", "seed",
     "test_accuracy", "train_objective", "test_objective", "suboptimality", "n_iterations",
@@ -59,13 +58,6 @@ def param_columns(params: Mapping[str, Any]) -> dict[str, Any]:
 
 def _flat(value: Any) -> Any:
     return value if value is None or isinstance(value, (bool, int, float, str)) else json.dumps(value, sort_keys=True)
-
-
-def trace_identity(cfg: RunConfig) -> dict[str, Any]:
-    """The columns every trace row carries besides fold, rep and iteration: what ran (algorithm,
-    dataset, ε) and which job (seed, config hash), so that no two jobs' trace rows coincide."""
-    return {"algorithm": cfg.algorithm, "dataset": cfg.dataset, "eps": cfg.privacy.eps, "seed": cfg.seed,
-            "config_hash": cfg.config_hash}
 
 
 def _atomic_write(path: Path, write) -> None:

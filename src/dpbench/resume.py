@@ -7,7 +7,7 @@ order, and the run's ledger summary) and ``fold{f}_rep{r}.trace.parquet``, writt
 (:mod:`dpbench.results`), the JSON last. Runs are stored under the job's config hash: a stored run
 of another configuration is never reused. A fresh run is read back from its files too, so a resumed
 job's results equal an uninterrupted job's bit for bit (floats round-trip exactly through JSON).
-Seeds derive from (seed, fold, rep) alone (:mod:`dpbench.engine`), so a run computed in another
+Seeds derive from (seed, fold, rep) alone (:mod:`dpbench.jobs.glm`), so a run computed in another
 process is the run this one would compute.
 """
 

@@ -131,7 +131,7 @@ def expand_sweep(sweep_cfg) -> list[tuple[list[str], str]]:
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf
 
-    from dpbench.cli import register_resolvers
+    from dpbench.resolvers import register_resolvers
 
     register_resolvers()
     target = OmegaConf.select(sweep_cfg, "hydra.sweeper._target_")

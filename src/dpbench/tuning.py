@@ -21,7 +21,7 @@ trial composes to ρ_train + ρ_score at the order α (module docstring of
 :mod:`dpbench.privacy.trial_budget`).
 
 The method registry and the accountants (scipy) are imported by the functions that use them, so that
-importing :mod:`dpbench.engine`, which imports this module, stays cheap.
+importing the GLM job kind (:mod:`dpbench.jobs.glm`), which imports this module, stays cheap.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import dpbench.pwa.job as pwa_job
-from dpbench.engine import PrivacyViolation, run_job
-from dpbench.errors import ConfigError, DataError
+from dpbench.engine import run_job
+from dpbench.errors import ConfigError, DataError, PrivacyViolation
 from dpbench.plot import han
 from dpbench.pwa import make_problem
 from dpbench.pwa.algorithms import PWALaplaceData
@@ -133,8 +133,8 @@ def sweeps(tmp_path_factory):
     """Small han_fig1/han_fig2-like sweeps run through the engine (few runs, short chains)."""
     from hydra import compose, initialize_config_dir
 
-    from dpbench.cli import register_resolvers
     from dpbench.config import RunConfig, config_dir
+    from dpbench.resolvers import register_resolvers
 
     register_resolvers()
     root = tmp_path_factory.mktemp("han")

@@ -1,6 +1,6 @@
 """What every method implements, and what it hands back.
 
-An algorithm never reads files, never touches Hydra and never writes results (DESIGN.md): it gets
+An algorithm never reads files, never touches Hydra and never writes results (docs/architecture.md): it gets
 a problem, a privacy :class:`~dpbench.privacy.accountant.Ledger`, a numpy Generator and a
 :class:`Tracer`, pays every data-dependent release into the ledger through
 :mod:`dpbench.privacy.mechanisms`, and returns a :class:`FitResult`.

@@ -48,7 +48,7 @@ from dpbench.bo.sensitivity import (
     c_term,
     hyperparameter_sensitivity,
 )
-from dpbench.config import BO_LOSS
+from dpbench.jobs import BO_LOSS
 from dpbench.privacy.mechanisms import exponential_mechanism, laplace_mechanism
 
 __all__ = ["BO_METHODS", "BOAlgorithm", "BOProblem", "BORelease"]

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import math
 import time
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,19 +39,39 @@ from dpbench.bo.targets import (
     row_count,
     score_matrix,
 )
-from dpbench.config import RunConfig, default_cache_dir
+from dpbench.conf_files import default_cache_dir
+from dpbench.config import RunConfig
 from dpbench.data import load_dataset
-from dpbench.engine import identity_columns, provenance_columns
 from dpbench.errors import DpbenchError, PrivacyViolation
+from dpbench.jobs.columns import (
+    empty_trace,
+    identity_columns,
+    provenance_columns,
+    trace_identity,
+)
+from dpbench.jobs.kind import JobOutput
 from dpbench.privacy.accountant import Ledger, make_accountant
 from dpbench.privacy.events import ApproxDPEvent
 from dpbench.privacy.neighbouring import run_budget
-from dpbench.results import trace_identity
+from dpbench.resume import RunStore
 
-__all__ = ["run_bo"]
+__all__ = ["BO_JOB", "BOJob"]
 
-def run_bo(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], list[dict[str, Any]]]:
-    """All repetitions of a kusner_bo job: (results, trace, dataset info, ledger summaries)."""
+
+class BOJob:
+    """:class:`~dpbench.jobs.JobKind` of kusner_bo's methods (``problem_kind = "bo"``). A repetition
+    costs a few column averages of the cached score matrix, so a job does not resume run by run
+    (``store`` is not used)."""
+
+    def run(self, cfg: RunConfig, store: RunStore) -> JobOutput:
+        return run_bo(cfg)
+
+
+BO_JOB = BOJob()
+
+
+def run_bo(cfg: RunConfig) -> JobOutput:
+    """All repetitions of a kusner_bo job (the trace holds GP-UCB's path with ``trace.nonprivate=true``)."""
     if cfg.folds != 1:
         raise DpbenchError(f"kusner_bo jobs split the data by bo.split_seed and have no folds; got cv.folds={cfg.folds}")
     bo = cfg.bo
@@ -78,9 +97,9 @@ def run_bo(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], 
             "train_seconds": scores.train_seconds, "setup_seconds": setup_seconds}
     fixed = (identity_columns(cfg), provenance_columns(cfg, dataset.checksum, dataset.info["scaling"]))
     if isinstance(algorithm, KusnerMTGPLikelihood):
-        return _likelihood(cfg, algorithm, scores, fixed), pd.DataFrame(), info, []
+        return JobOutput(_likelihood(cfg, algorithm, scores, fixed), empty_trace(cfg), info, [])
     results, trace, ledgers = _tuning(cfg, algorithm, scores, fixed)
-    return results, trace, info, ledgers
+    return JobOutput(results, trace, info, ledgers)
 
 
 def _tuning(cfg: RunConfig, algorithm, scores: ScoreMatrix, fixed) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
@@ -106,7 +125,7 @@ def _tuning(cfg: RunConfig, algorithm, scores: ScoreMatrix, fixed) -> tuple[pd.D
         bar.update()
         bar.set_postfix(v=f"{release.value:.3g}", eps=f"{eps_spent:.3g}")
     bar.close()
-    return pd.DataFrame(rows), pd.concat(traces, ignore_index=True) if traces else pd.DataFrame(), ledgers
+    return pd.DataFrame(rows), pd.concat(traces, ignore_index=True) if traces else empty_trace(cfg), ledgers
 
 
 def _ledger(cfg: RunConfig, algorithm) -> Ledger:

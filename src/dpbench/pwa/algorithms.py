@@ -17,6 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from dpbench.algorithms.base import Algorithm
+from dpbench.jobs import PWA_LOSS
 from dpbench.pwa.mechanisms import (
     ACCOUNTINGS,
     DEFAULT_ETA,
@@ -58,7 +59,7 @@ class PWAAlgorithm(Algorithm):
     privacy_unit: ClassVar[str] = "offset_vector"
     secure_sampler: ClassVar[bool] = False  # vector Laplace, Metropolis chains and Gumbel-max drawn in dpbench.pwa
     problem_kind: ClassVar[str] = "pwa"
-    supported_losses: ClassVar[frozenset[str]] = frozenset({"max_affine"})
+    supported_losses: ClassVar[frozenset[str]] = frozenset({PWA_LOSS})
     unsupported_reason: ClassVar[str] = "han_pwa mechanisms minimise the piecewise-affine f of model=pwa"
 
     def release(self, problem: PWAProblem, *, epsilon: float, runs: int, rng: np.random.Generator, ledger) -> Release:

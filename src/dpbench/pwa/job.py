@@ -30,23 +30,35 @@ from tqdm.auto import tqdm
 
 from dpbench.algorithms.registry import algorithm_class, make_algorithm
 from dpbench.config import RunConfig
-from dpbench.engine import identity_columns, provenance_columns
 from dpbench.errors import DpbenchError, PrivacyViolation
+from dpbench.jobs.columns import empty_trace, identity_columns, provenance_columns
+from dpbench.jobs.kind import JobOutput
 from dpbench.privacy.accountant import Ledger, make_accountant
 from dpbench.privacy.events import ApproxDPEvent
 from dpbench.privacy.neighbouring import run_budget
 from dpbench.pwa.dataset import load_pwa_problem, problem_checksum
 from dpbench.pwa.mechanisms import Release
 from dpbench.pwa.problem import PWAProblem
-from dpbench.results import TRACE_COLUMNS, trace_identity
+from dpbench.resume import RunStore
 
-__all__ = ["RUNS_PER_BLOCK", "run_pwa"]
+__all__ = ["PWA_JOB", "RUNS_PER_BLOCK", "PWAJob"]
 
 RUNS_PER_BLOCK = 100
 
 
-def run_pwa(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], list[dict[str, Any]]]:
-    """All ``cfg.reps`` runs of a han_pwa job: (results, empty trace, instance info, ledger summaries)."""
+class PWAJob:
+    """:class:`~dpbench.jobs.JobKind` of han_pwa's mechanisms (``problem_kind = "pwa"``). A job is
+    computed in blocks of runs, so it does not resume run by run (``store`` is not used)."""
+
+    def run(self, cfg: RunConfig, store: RunStore) -> JobOutput:
+        return run_pwa(cfg)
+
+
+PWA_JOB = PWAJob()
+
+
+def run_pwa(cfg: RunConfig) -> JobOutput:
+    """All ``cfg.reps`` runs of a han_pwa job (no trace: the mechanisms release one point each)."""
     if cfg.folds != 1:
         raise DpbenchError(f"han_pwa jobs have no folds (one instance, no test set); got cv.folds={cfg.folds}")
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
@@ -84,8 +96,7 @@ def run_pwa(cfg: RunConfig) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any],
 
     info = {"name": cfg.dataset, "checksum": checksum, "m": problem.m, "d": problem.d, "c": problem.c,
             "b_max": problem.b_max, "fstar": fstar, "release": release_info}
-    trace = pd.DataFrame(columns=[*TRACE_COLUMNS, *trace_identity(cfg)])
-    return pd.DataFrame(rows), trace, info, ledgers
+    return JobOutput(pd.DataFrame(rows), empty_trace(cfg), info, ledgers)
 
 
 def _ledger(cfg: RunConfig) -> Ledger | None:

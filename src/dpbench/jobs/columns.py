@@ -1,0 +1,115 @@
+"""The columns every job writes, whatever its kind: what ran (identity), where a row comes from
+(provenance), the per-run core, and the identity of every trace row. One definition for every kind
+of job (:mod:`dpbench.jobs`); docs/schema.md describes each column.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from dpbench import __version__
+from dpbench.jobs.ledgers import run_accountant
+from dpbench.privacy.neighbouring import resolve, run_budget
+from dpbench.results import TRACE_COLUMNS, param_columns
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpbench.config import RunConfig
+    from dpbench.jobs.kind import JobOutput
+
+IDENTITY_COLUMNS = (
+    "paper", "algorithm", "dataset", "model", "loss", "eps", "delta", "private", "neighbouring", "privacy_unit",
+    "relation_conversion", "dp_notion", "accountant", "conversion", "sampler", "stopping_rule",
+)
+RUN_COLUMNS = (
+    "eps_spent", "fold", "rep", "seed", "folds", "test_accuracy", "train_objective", "test_objective",
+    "suboptimality", "n_iterations", "grad_evals", "obj_evals", "wall_time_s", "n_train", "n_test", "dim",
+)
+PROVENANCE_COLUMNS = (
+    "experiment", "variant", "params", "scaling", "guarantee_valid", "dataset_checksum", "config_hash", "dpbench_version",
+)
+#: Every results row of every kind of job carries these (a kind adds its own after them).
+CORE_COLUMNS = IDENTITY_COLUMNS + RUN_COLUMNS + PROVENANCE_COLUMNS
+TRACE_IDENTITY_COLUMNS = ("algorithm", "dataset", "eps", "seed", "config_hash")
+
+
+def identity_columns(cfg: RunConfig) -> dict[str, Any]:
+    """The results columns that say what ran: paper, algorithm, dataset, model, loss, budget, the
+    neighbouring relation and privacy unit the (ε, δ) is for and how the method meets that relation,
+    the DP notion its ledger composes in, accountant, the RDP conversion its ledger used and the rule
+    that makes its ε a guarantee (:func:`~dpbench.jobs.ledgers.run_accountant`)."""
+    from dpbench.algorithms.registry import algorithm_class, make_algorithm
+    from dpbench.privacy.filter import stopping_rule
+    from dpbench.tuning import trial_budget
+
+    cls = algorithm_class(cfg.algorithm)
+    algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
+    accountant = algorithm.accountant  # some methods choose it by a hyper-parameter
+    relation, mode = resolve(algorithm, cfg.privacy.neighbouring)
+    run_rules, rule = None, "none"
+    if cls.private:
+        eps, delta, _, _ = run_budget(algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring)
+        run_rules = run_accountant(algorithm, cfg, eps, delta)
+        rule = stopping_rule(run_rules, algorithm.adaptive_stopping)
+        if cfg.tuning.mode == "private" and cfg.tuning.grid:  # the run's ledger prices one repeat-and-select
+            run_rules = trial_budget(algorithm, cfg).accountant()
+            accountant, rule = "rdp", f"repeat_and_select(alpha={run_rules.orders[0]:g})"
+    return {
+        "paper": cls.paper,
+        "algorithm": cfg.algorithm,
+        "dataset": cfg.dataset,
+        "model": cfg.model.name,
+        "loss": cfg.model.loss,
+        "eps": cfg.privacy.eps,
+        "delta": cfg.privacy.delta,
+        "private": cls.private,
+        "neighbouring": relation,
+        "privacy_unit": cls.privacy_unit if cls.private else "none",
+        "relation_conversion": mode,
+        "dp_notion": accountant if cls.private else "none",
+        "accountant": accountant if cls.private else "none",
+        "conversion": getattr(run_rules, "conversion", cfg.privacy.conversion),
+        "sampler": cfg.privacy.sampler if cls.private else "none",
+        "stopping_rule": rule,
+    }
+
+
+def provenance_columns(cfg: RunConfig, dataset_checksum: str, scaling: str = "none") -> dict[str, Any]:
+    """The results columns that say where a row comes from: preset, hyper-parameters (as JSON in
+    ``params`` and one ``p_<name>`` column each), data (and how its features were scaled), config,
+    version. ``guarantee_valid`` is False when the data were prepared with something the privacy
+    guarantee does not cover (``data.scaling=whole_file``)."""
+    return {
+        "experiment": cfg.experiment,
+        "variant": cfg.variant,
+        "params": json.dumps(cfg.algorithm_params, sort_keys=True),
+        **param_columns(cfg.algorithm_params),
+        "scaling": scaling,
+        "guarantee_valid": scaling != "whole_file" and cfg.tuning.mode != "oracle",
+        "dataset_checksum": dataset_checksum,
+        "config_hash": cfg.config_hash,
+        "dpbench_version": __version__,
+    }
+
+
+def trace_identity(cfg: RunConfig) -> dict[str, Any]:
+    """The columns every trace row carries besides fold, rep and iteration: what ran (algorithm,
+    dataset, ε) and which job (seed, config hash), so that no two jobs' trace rows coincide."""
+    return {"algorithm": cfg.algorithm, "dataset": cfg.dataset, "eps": cfg.privacy.eps, "seed": cfg.seed,
+            "config_hash": cfg.config_hash}
+
+
+def empty_trace(cfg: RunConfig) -> pd.DataFrame:
+    """The trace of a job that records none: no rows, the usual columns."""
+    import pandas as pd
+
+    return pd.DataFrame(columns=[*TRACE_COLUMNS, *trace_identity(cfg)])
+
+
+def missing_columns(output: JobOutput) -> list[str]:
+    """The core results columns and trace identity columns ``output`` lacks (empty when it has them all)."""
+    missing = [f"results.{c}" for c in CORE_COLUMNS if c not in output.results.columns]
+    missing += [f"trace.{c}" for c in ("fold", "rep", *TRACE_IDENTITY_COLUMNS) if c not in output.trace.columns]
+    return missing

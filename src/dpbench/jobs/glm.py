@@ -1,0 +1,212 @@
+"""The GLM job kind: a linear model trained run by run, fold × rep, each run on its own fold and
+random stream (``SeedSequence`` of (seed, fold, rep)) and its own privacy ledger, whose spend is
+checked against the budget before the row is kept. F* comes from a non-private solve of the same
+fold, cached on disk (:func:`optimum`). An interrupted job resumes from the runs it finished
+(:mod:`dpbench.resume`)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpbench import __version__
+from dpbench.data import load_dataset
+from dpbench.errors import DpbenchError, PrivacyViolation
+from dpbench.jobs.columns import (
+    empty_trace,
+    identity_columns,
+    provenance_columns,
+    trace_identity,
+)
+from dpbench.jobs.kind import JobOutput
+from dpbench.jobs.ledgers import accountant_options, run_ledger
+from dpbench.jobs.splits import Split, check_finite, make_splits, public_row_norm
+from dpbench.results import TRACE_COLUMNS, write_json
+from dpbench.tuning import FitContext, fit
+
+if TYPE_CHECKING:
+    from dpbench.algorithms.base import FitResult
+    from dpbench.config import RunConfig
+    from dpbench.data import Dataset
+    from dpbench.problems import GLMProblem
+    from dpbench.resume import RunStore
+
+log = logging.getLogger("dpbench")
+
+
+class GLMJob:
+    """:class:`~dpbench.jobs.JobKind` of every algorithm with ``problem_kind = "glm"``."""
+
+    def run(self, cfg: RunConfig, store: RunStore) -> JobOutput:
+        """Every fold × rep of a GLM job. Runs found finished in ``store`` (an interrupted earlier
+        attempt) are taken from it; every other run is stored as soon as it ends (:mod:`dpbench.resume`)."""
+        import pandas as pd
+        from tqdm.auto import tqdm
+
+        from dpbench.algorithms.registry import make_algorithm
+
+        algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
+        dataset = load_dataset(
+            cfg.dataset, cfg.dataset_options, data_dir=cfg.data_dir, allow_download=cfg.allow_download, scaling=cfg.scaling,
+            dtype=cfg.dtype,
+        )
+        check_finite(dataset)
+        splits = make_splits(dataset, cfg)
+        identity = identity_columns(cfg)  # the same in every row
+
+        rows: list[dict[str, Any]] = []
+        traces: list[pd.DataFrame] = []
+        ledgers: list[dict[str, Any]] = []
+        n_resumed = 0
+        progress = tqdm(total=len(splits) * cfg.reps, desc=f"{cfg.algorithm} on {cfg.dataset}", disable=not cfg.progress)
+        with progress as bar:  # closed, its last line drawn, before an error or Ctrl-C is reported
+            for fold, split in enumerate(splits):
+                fstar = optimum(split, cfg, dataset.checksum, fold)
+                for rep in range(cfg.reps):
+                    (row, trace, ledger_summary), resumed = store.run(
+                        fold, rep, functools.partial(_run_one, algorithm, split, cfg, dataset, fold, rep, fstar, identity)
+                    )
+                    n_resumed += resumed
+                    rows.append(row)
+                    traces.append(trace)
+                    ledgers.append({"fold": fold, "rep": rep, **ledger_summary})
+                    bar.update()
+                    bar.set_postfix(acc=f"{row['test_accuracy']:.3f}", eps=f"{row['eps_spent']:.3g}")
+        if n_resumed:
+            log.info("resumed: %d of %d runs were already finished in %s", n_resumed, len(rows), store.dir)
+
+        trace = pd.concat(traces, ignore_index=True) if traces else empty_trace(cfg)
+        dataset_info = {"name": dataset.name, "checksum": dataset.checksum, **dataset.info}
+        return JobOutput(pd.DataFrame(rows), trace, dataset_info, ledgers)
+
+
+GLM_JOB = GLMJob()
+
+
+def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: int, rep: int, fstar: float, identity: dict):
+    import pandas as pd
+
+    row_norm = public_row_norm(dataset, cfg)
+    problem = _problem(split.X_train, split.y_train, cfg, dataset, row_norm, split.public_n)
+    context = FitContext(
+        cfg=cfg, split=split, fold=fold, rep=rep, problem=problem,
+        make_problem=lambda X, y, public_n: _problem(X, y, cfg, dataset, row_norm, public_n),
+        make_ledger=lambda method: run_ledger(method, cfg),
+        accountant_options=lambda method: accountant_options(method, cfg),
+    )
+    fitted = fit(algorithm, context)
+    result, ledger, eps_spent, tracer = fitted.result, fitted.ledger, fitted.eps_spent, fitted.tracer
+    if ledger is not None and not eps_spent <= cfg.privacy.eps:
+        raise PrivacyViolation(f"{cfg.algorithm} spent ε = {eps_spent!r} > budget {cfg.privacy.eps!r} (fold {fold}, rep {rep})")
+    if result.w is not None and not np.all(np.isfinite(result.w)):
+        raise DpbenchError(f"{cfg.algorithm} returned non-finite weights (fold {fold}, rep {rep}); lower its step size")
+
+    train_obj, test_obj = _objectives(result, problem, split)
+    row = {
+        **identity,
+        "eps_spent": float(eps_spent),
+        "fold": fold,
+        "rep": rep,
+        "seed": cfg.seed,
+        "folds": cfg.folds,
+        "test_accuracy": _accuracy(result, split.X_test, split.y_test),
+        "train_objective": train_obj,
+        "test_objective": test_obj,
+        "suboptimality": train_obj - fstar,
+        "fstar": fstar,
+        "n_iterations": int(result.n_iterations),
+        "grad_evals": fitted.problem.counts.grad_evals,
+        "obj_evals": fitted.problem.counts.obj_evals,
+        "wall_time_s": fitted.wall,
+        "n_train": fitted.problem.n,
+        "n_test": int(split.y_test.shape[0]),
+        "dim": problem.dim,
+        **provenance_columns(cfg, dataset.checksum, dataset.info["scaling"]),
+        **fitted.columns,
+    }
+    trace = pd.DataFrame(tracer.rows) if tracer.rows else pd.DataFrame(columns=TRACE_COLUMNS[2:], dtype=float)
+    trace.insert(0, "rep", rep)
+    trace.insert(0, "fold", fold)
+    trace = trace.assign(**trace_identity(cfg))
+    summary = ledger.summary() if ledger is not None else {"accountant": "none", "eps_spent": math.inf}
+    if fitted.info:
+        summary["tuning"] = fitted.info
+    return row, trace, summary
+
+
+def _accuracy(result: FitResult, X, y) -> float:
+    return float(np.mean(result.predict(X) == y)) if y.shape[0] else math.nan  # NaN: no test set
+
+
+def _objectives(result: FitResult, problem: GLMProblem, split: Split) -> tuple[float, float]:
+    if result.w is None:  # a constant predictor has no linear-model objective
+        return math.nan, math.nan
+    test = problem.evaluate_objective(result.w, split.X_test, split.y_test) if split.y_test.shape[0] else math.nan
+    return problem.evaluate_objective(result.w), test
+
+
+def _problem(
+    X, y, cfg: RunConfig, dataset: Dataset | None = None, row_norm_bound: float | None = None, public_n: int | None = None
+) -> GLMProblem:
+    """The training problem; the public bounds are the dataset's declared ones (``info["row_norm_bound"]``,
+    ``info["feature_bound"]``, ``info["row_l1_bound"]``) and ``data.row_norm``, never read off the data;
+    ``public_n`` is the fold's public size n̄ (:attr:`Split.public_n`)."""
+    from dpbench.problems import make_problem
+
+    info = dataset.info if dataset is not None else {}
+    return make_problem(
+        X, y, loss=cfg.model.loss, reg=cfg.model.reg, l1_reg=cfg.model.l1_reg, public_row_norm=row_norm_bound,
+        public_feature_bound=info.get("feature_bound"), public_row_l1_norm=info.get("row_l1_bound"),
+        public_n=public_n, **cfg.model.loss_params,
+    )
+
+
+_FSTAR_MEMO: dict[str, float] = {}
+
+
+def optimum(split: Split, cfg: RunConfig, dataset_checksum: str, fold: int) -> float:
+    """F* = min F on the training fold (non-private solver), cached per dataset/model/fold on
+    disk under the cache directory so sweep jobs in other processes reuse it. When the solver
+    certifies its distance to the minimum (the smoothed hinge solver for large dense data), the
+    cache file records that gap and the solver's name with the value."""
+    from dpbench.algorithms.base import Tracer
+    from dpbench.algorithms.baselines import NonPrivate
+    from dpbench.conf_files import default_cache_dir
+
+    key_fields = {
+        "dataset": dataset_checksum,
+        "loss": cfg.model.loss,
+        "loss_params": cfg.model.loss_params,
+        "reg": cfg.model.reg,
+        "l1_reg": cfg.model.l1_reg,
+        "folds": cfg.folds,
+        "test_fraction": cfg.test_fraction,
+        "row_norm": cfg.row_norm,
+        "seed": cfg.seed,
+        "fold": fold,
+        "version": __version__,
+    }
+    key = hashlib.sha256(json.dumps(key_fields, sort_keys=True).encode()).hexdigest()[:24]
+    if key in _FSTAR_MEMO:
+        return _FSTAR_MEMO[key]
+    path = default_cache_dir() / "fstar" / f"{key}.json"
+    try:
+        value = float(json.loads(path.read_text())["fstar"])
+    except (OSError, ValueError, KeyError):
+        problem = _problem(split.X_train, split.y_train, cfg)
+        result = NonPrivate().fit(problem, None, np.random.default_rng(0), Tracer(problem, None))
+        value = problem.evaluate_objective(result.w)
+        if result.info:  # the smoothed hinge solver: F* to a certified duality gap
+            log.info("F* = %.10g (%s, within %.2g of the minimum)", value, result.info["solver"], result.info["certified_gap"])
+        try:
+            write_json({"fstar": value, **result.info, **key_fields}, path)
+        except OSError as exc:  # a read-only cache only costs time
+            log.debug("cannot cache F* in %s: %s", path, exc)
+    _FSTAR_MEMO[key] = value
+    return value

@@ -1,0 +1,106 @@
+"""The folds of a job on a labelled dataset: training and test data per fold, derived from the
+job's seed alone (so every algorithm sees the same folds), and the checks made before any run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpbench.errors import ConfigError, DpbenchError
+
+if TYPE_CHECKING:
+    from dpbench.config import RunConfig
+    from dpbench.data import Dataset
+
+
+@dataclass
+class Split:
+    """One fold: training and test data."""
+
+    X_train: Any
+    y_train: np.ndarray
+    X_test: Any
+    y_test: np.ndarray
+
+    @property
+    def public_n(self) -> int:
+        """n̄, the fold's training size as a public constant. A dataset's record count and label
+        counts are published with it (UCI lists both for Adult and Bank) and the stratified splits'
+        fold sizes follow from them and the public seed alone (sklearn allocates each class's rows to
+        folds by count, whatever the shuffle), so n̄ is fixed before the private rows are read; the
+        methods use it, not the size of the data they are given (docs/privacy.md)."""
+        return int(self.y_train.shape[0])
+
+
+def make_splits(dataset: Dataset, cfg: RunConfig) -> list[Split]:
+    """The folds for ``cfg.seed``: stratified k-fold on train+test when ``cv.folds > 1``; the
+    dataset's own test split when it has one and ``cv.folds == 1``; otherwise a stratified
+    hold-out of ``cv.test_fraction``. Rows are clipped to ``data.row_norm`` when it is set."""
+    import scipy.sparse as sp
+    from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
+
+    from dpbench.data import clip_rows
+
+    X, y = dataset.X, dataset.y
+    if cfg.row_norm is not None:
+        X = clip_rows(X, cfg.row_norm)
+    X_test = dataset.X_test
+    if X_test is not None and cfg.row_norm is not None:
+        X_test = clip_rows(X_test, cfg.row_norm)
+    split_seed = int(np.random.SeedSequence(cfg.seed).generate_state(1)[0])
+
+    if cfg.folds == 1 and X_test is not None:
+        splits = [Split(X, y, X_test, dataset.y_test)]
+        _check_two_classes(dataset.name, splits)
+        return splits
+    if cfg.folds == 1 and cfg.test_fraction == 0.0:  # optimisation studies: train on every row, no test set
+        splits = [Split(X, y, X[:0], y[:0])]
+        _check_two_classes(dataset.name, splits)
+        return splits
+    if X_test is not None:
+        X = sp.vstack([X, X_test], format="csr") if sp.issparse(X) else np.vstack([X, X_test])
+        y = np.concatenate([y, dataset.y_test])
+    smallest_class = int(np.min(np.unique(y, return_counts=True)[1]))
+    if smallest_class < max(cfg.folds, 2):
+        raise ConfigError(
+            f"dataset {dataset.name}: its smallest class has {smallest_class} example(s), too few for "
+            f"{'cv.folds=' + str(cfg.folds) if cfg.folds > 1 else 'a stratified hold-out'}"
+        )
+    if cfg.folds == 1:
+        splitter = StratifiedShuffleSplit(n_splits=1, test_size=cfg.test_fraction, random_state=split_seed)
+    else:
+        splitter = StratifiedKFold(n_splits=cfg.folds, shuffle=True, random_state=split_seed)
+    splits = [Split(X[tr], y[tr], X[te], y[te]) for tr, te in splitter.split(np.zeros(len(y)), y)]
+    _check_two_classes(dataset.name, splits)
+    return splits
+
+
+def _check_two_classes(name: str, splits: list[Split]) -> None:
+    for fold, split in enumerate(splits):
+        if np.unique(split.y_train).size < 2:
+            raise ConfigError(f"dataset {name}: the training data of fold {fold} has a single class; nothing to learn")
+
+
+def public_row_norm(dataset: Dataset, cfg: RunConfig) -> float | None:
+    """A bound on the training rows' L2 norms that is public: the one the dataset's encoding
+    guarantees (``info["row_norm_bound"]``, e.g. 1 for unit-normalised rows) or the ``data.row_norm``
+    every row was clipped to, whichever is smaller; None when there is neither."""
+    bounds = [b for b in (dataset.info.get("row_norm_bound"), cfg.row_norm) if b is not None]
+    return float(min(bounds)) if bounds else None
+
+
+def check_finite(dataset: Dataset) -> None:
+    """Refuse a dataset without rows, or with NaN or infinite features, before anything runs."""
+    from dpbench.problems.products import all_finite
+
+    if dataset.X.shape[0] == 0 or dataset.y.shape[0] != dataset.X.shape[0]:
+        raise DpbenchError(
+            f"dataset {dataset.name}: no usable rows ({dataset.X.shape[0]} feature rows, {dataset.y.shape[0]} labels)"
+        )
+    for label, X in (("features", dataset.X), ("test features", dataset.X_test)):
+        if X is None:
+            continue
+        if not all_finite(X):
+            raise DpbenchError(f"dataset {dataset.name}: {label} contain NaN or infinite values")
