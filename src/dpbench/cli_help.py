@@ -34,6 +34,7 @@ each with results.parquet, trace.parquet and run.json."""
 COMPANIONS = """\
 companion commands:
   dpbench-plot FIGURE SWEEP_DIR --out DIR   redraw a paper figure or the leaderboard from a sweep (dpbench-plot --help)
+  dpbench-report SWEEP_DIR ... --out FILE   one HTML page, offline: leaderboard, figures and claim verdicts, ledgers, status
   dpbench-status SWEEP_DIR                  which jobs of a sweep finished, failed, are incomplete or missing
   dpbench-audit [--targets NAMES]           empirical ε of the privacy mechanisms on worst-case neighbours
 

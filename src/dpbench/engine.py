@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import platform
 from importlib import metadata
 from pathlib import Path
@@ -119,6 +120,7 @@ def _run_metadata(cfg: RunConfig, dataset_info: dict[str, Any], resolved: dict[s
         "dpbench_version": __version__,
         "python": platform.python_version(),
         "packages": {name: _version(name) for name in packages},
+        "machine": {"platform": platform.platform(), "machine": platform.machine(), "cpus": os.cpu_count()},
         "config_hash": cfg.config_hash,
         "config": resolved if resolved is not None else cfg.semantic_dict(),
         "dataset": dataset_info,

@@ -1,0 +1,49 @@
+"""What ``dpbench-report`` takes from a sweep: the figures of its experiment and the claims in them."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from dpbench.report.collect import claims_in, recipes_for
+
+SUMMARY = """# kuru_acc Figs 3–4
+
+## Claims of Sec 5, m = n = 100000
+
+**(a) accelerated methods beat DP-GD, best over T: HOLDS**
+
+- c = 0.1: DP-HB -0.977 < DP-GD 1.076
+- c = 1: DP-HB -1.579 < DP-GD -0.541
+
+**(b) DP-NAG-opt has the lowest value: FAILS**
+
+- c = 1: DP-NAG-opt -1.970, DP-MASG-opt -2.1
+
+## Mean iterations
+
+- not evidence of any claim
+"""
+
+
+def test_claims_are_read_with_the_numbers_under_them():
+    claims = claims_in(SUMMARY)
+    assert [(c.claim, c.verdict) for c in claims] == [
+        ("(a) accelerated methods beat DP-GD, best over T", "HOLDS"), ("(b) DP-NAG-opt has the lowest value", "FAILS"),
+    ]
+    assert claims[0].evidence == ["c = 0.1: DP-HB -0.977 < DP-GD 1.076", "c = 1: DP-HB -1.579 < DP-GD -0.541"]
+    assert claims[1].evidence == ["c = 1: DP-NAG-opt -1.970, DP-MASG-opt -2.1"]  # the next heading ends it
+
+
+@pytest.mark.parametrize(("experiment", "figure"), [
+    ("kuru_fig3", "kuru.fig3"), ("kuru_fig4", "kuru.fig4"), ("chen_lee_fig3_public", "chen_lee.fig3"),
+    ("kusner_utility_logreg", "kusner.utility"), ("leaderboard", "leaderboard"), ("han_fig2", "han.fig2"),
+])
+def test_a_preset_sweep_gets_its_papers_figure(experiment, figure):
+    assert [r.name for r in recipes_for([experiment], pd.DataFrame())] == [figure]
+
+
+def test_a_sweep_over_epsilon_without_a_preset_gets_accuracy_against_epsilon():
+    rows = pd.DataFrame({"eps": [0.1, 1.0], "test_accuracy": [0.7, 0.8]})
+    assert [r.name for r in recipes_for([], rows)] == ["accuracy-vs-eps"]
+    assert recipes_for([], rows.iloc[:1]) == []
