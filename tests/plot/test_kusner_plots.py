@@ -4,11 +4,13 @@ hand-built results rows whose numbers are known: plotted values, and statements 
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 from dpbench.errors import DpbenchError
 from dpbench.plot import kusner
 from dpbench.plot.registry import FIGURES
+from dpbench.plot.style import style
 
 SIZES = (1000, 2000, 3000, 5000, 15000)
 K1 = np.round(np.arange(1, 20) * 0.05, 2)  # 0.05 … 0.95
@@ -156,7 +158,8 @@ def test_utility_draws_three_panels_and_leaves_alg3_out_of_the_lambda_panels():
     np.testing.assert_allclose(error.get_xdata(), EPS)
     np.testing.assert_allclose(error.get_ydata(), [0.02 / e for e in EPS])
     dashed = [ln for ln in ax_v.lines if ln.get_linestyle() == "--"]
-    assert len(dashed) == 3 and all(ln.get_color() == c for ln, c in zip(dashed, ("C0", "C1", "C2")))
+    colours = [style(name).colour for name in ("kusner_alg1", "kusner_alg2", "kusner_alg3")]  # each method's own
+    assert len(dashed) == 3 and [to_hex(ln.get_color()) for ln in dashed] == colours
     np.testing.assert_allclose(dashed[2].get_ydata(), [0.02 / e for e in EPS])  # Alg. 3's Laplace scale
     released = legend(ax_g)["λ̃, Alg. 2"][0].get_ydata()
     np.testing.assert_allclose(released, [0.84 - default_gap("kusner_alg2", e) for e in EPS])

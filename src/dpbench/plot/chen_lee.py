@@ -40,7 +40,8 @@ def _with_params(df: pd.DataFrame, needed: tuple[str, ...]) -> pd.DataFrame:
     if missing:
         raise DpbenchError(f"the results lack column(s) {', '.join(missing)}; were they written by this experiment?")
     params = pd.DataFrame([json.loads(p) for p in df["params"]], index=df.index)
-    return df.join(params, rsuffix="_param")
+    # a hyper-parameter named like a results column gets "_param" (join's rsuffix, deprecated in pandas 3)
+    return df.join(params.rename(columns={c: f"{c}_param" for c in params.columns.intersection(df.columns)}))
 
 
 def _panel_x(rows: pd.DataFrame, param: str) -> pd.Series:

@@ -18,14 +18,19 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from dpbench.errors import DpbenchError  # noqa: E402
 from dpbench.plot.configs import check_one_configuration, curve_labels
+from dpbench.plot.style import Style, style, variant
 
-REFERENCE_STYLES = {"nonprivate": ("--", "black"), "majority": (":", "grey")}
 
-
-def curve_colours(curves: pd.Series) -> dict[str, str]:
-    """One colour per curve for the whole figure (sorted labels → matplotlib's C0, C1, …), so a
-    panel where a method is missing does not shift the others' colours away from the legend."""
-    return {name: f"C{i % 10}" for i, name in enumerate(sorted(curves.unique()))}
+def curve_styles(curves: pd.DataFrame) -> dict[str, Style]:
+    """One style per curve (``curves``: its ``curve`` and ``algorithm`` columns) for the whole figure:
+    a method's first curve (sorted labels) in the method's own style (:mod:`dpbench.plot.style`), its
+    other configurations in the same colour with another line and marker. Fixed per figure, so a panel
+    where a method is missing does not shift the others' styles away from the legend."""
+    styles: dict[str, Style] = {}
+    for algorithm, group in curves.drop_duplicates().sort_values("curve").groupby("algorithm", sort=True):
+        for k, curve in enumerate(group["curve"]):
+            styles[curve] = variant(str(algorithm), k)
+    return styles
 
 
 def with_curves(df: pd.DataFrame, figure: str) -> pd.DataFrame:
@@ -46,20 +51,21 @@ def metrics_vs_eps(df: pd.DataFrame, rows: list[tuple[str, str]], figure: str = 
     df = with_curves(df, figure)
     private = df["private"].astype(bool) if "private" in df.columns else pd.Series(True, index=df.index)
     datasets = sorted(df["dataset"].unique())
-    colours = curve_colours(df.loc[private, "curve"])
+    styles = curve_styles(df.loc[private, ["curve", "algorithm"]])
     fig, axes = plt.subplots(len(rows), len(datasets), figsize=(4.4 * len(datasets), 3.4 * len(rows)), squeeze=False)
     for row, (metric, label) in zip(axes, rows):
         for ax, dataset in zip(row, datasets):
             here = df["dataset"] == dataset
             for curve, group in df[here & private].groupby("curve"):
                 stats = group.groupby("eps")[metric].agg(["mean", "std"]).reset_index()
-                ax.errorbar(stats["eps"], stats["mean"], yerr=stats["std"].fillna(0.0), marker="o", capsize=3,
-                            color=colours[curve], label=curve)
+                look = styles[curve]
+                ax.errorbar(stats["eps"], stats["mean"], yerr=stats["std"].fillna(0.0), marker=look.marker, ls=look.line,
+                            capsize=3, color=look.colour, label=curve)
             for (curve, algorithm), group in df[here & ~private].groupby(["curve", "algorithm"]):
-                style, color = REFERENCE_STYLES.get(algorithm, ("-.", "tab:brown"))
+                look = style(str(algorithm))
                 value = group[metric].mean()
                 if pd.notna(value):
-                    ax.axhline(value, linestyle=style, color=color, label=curve)
+                    ax.axhline(value, linestyle=look.line, color=look.colour, label=curve)
             ax.set_xscale("log")
             ax.set_xlabel("ε")
             ax.set_ylabel(label)

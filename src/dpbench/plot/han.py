@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 
 from dpbench.errors import DpbenchError
 from dpbench.plot.configs import check_one_configuration
+from dpbench.plot.style import Style, style
 
 __all__ = ["fig1", "fig2", "fig3", "point_stats", "summary"]
 
@@ -38,16 +39,14 @@ LABELS = {
     "subgradient_active": "private subgradient (Alg. 2; Alg. 1 sign flipped)",
     "subgradient_nonprivate": "subgradient, non-private",
 }
-STYLES = {  # colour, marker, line style
-    "laplace_data": ("tab:blue", "o", "-"),
-    "laplace_solution": ("tab:orange", "s", "-"),
-    "exponential": ("tab:green", "^", "-"),
-    "subgradient": ("black", "D", "-"),
-    "subgradient_active": ("tab:red", "v", "--"),
-    "subgradient_nonprivate": ("tab:blue", "x", "-"),
+#: method key → style: each mechanism in its algorithm's style (:mod:`dpbench.plot.style`); Alg. 1 with its
+#: sign flipped is the private subgradient method's colour, dashed
+STYLES = {
+    **{key: style(f"pwa_{key}") for key in ("laplace_data", "laplace_solution", "exponential", "subgradient", "subgradient_nonprivate")},
+    "subgradient_active": Style(style("pwa_subgradient").colour, "v", "--"),
 }
 MECHANISMS = ("laplace_data", "laplace_solution", "exponential", "subgradient")  # the paper's four
-SCALED_STYLE = ("tab:purple", "P", ":")  # a subgradient method run with a non-default step (key "<method>@<scale>")
+SCALED_STYLE = Style(style("pwa_subgradient").colour, "P", ":")  # a subgradient method run with a non-default step ("<method>@<scale>")
 CLAIMED_BEST = "subgradient"
 AXES = {"c": ("pwa_c", "box half-width c"), "m": ("pwa_m", "number of pieces m"), "k": ("k", "iterations k")}
 ROBUST_SHARE = 0.10  # Fig. 1 "robust to k": spread of the mean objective over k ≤ 10% of the mean suboptimality
@@ -134,8 +133,8 @@ def _axis(ax, xlabel: str, symlog_y: bool) -> None:
 
 
 def _errorbar(ax, group: pd.DataFrame, method: str) -> None:
-    colour, marker, line = STYLES.get(method, SCALED_STYLE)
-    ax.errorbar(group["x"], group["mean"], yerr=2 * group["std"], color=colour, marker=marker, ls=line, ms=4,
+    look = STYLES.get(method, SCALED_STYLE)
+    ax.errorbar(group["x"], group["mean"], yerr=2 * group["std"], color=look.colour, marker=look.marker, ls=look.line, ms=4,
                 capsize=2, label=label(method))
 
 

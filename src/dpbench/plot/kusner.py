@@ -19,6 +19,7 @@ optimization", ICML 2015) and their summary, from the runs of ``experiment=kusne
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import matplotlib
 
@@ -32,12 +33,12 @@ from scipy.stats import spearmanr
 
 from dpbench.errors import DpbenchError
 from dpbench.plot.configs import check_one_configuration
+from dpbench.plot.style import variant
 
 __all__ = ["KusnerResultsError", "fig1", "summary", "utility"]
 
 STUDY = "kusner_mtgp_likelihood"
 LABELS = {"kusner_alg1": "Alg. 1", "kusner_alg2": "Alg. 2", "kusner_alg3": "Alg. 3"}
-MARKERS = {"kusner_alg1": "o", "kusner_alg2": "s", "kusner_alg3": "^"}
 STUDY_COLUMNS = ("dataset", "target", "validation_size", "rep", "n_sets", "k1", "log_likelihood", "max_abs_gain_change",
                  "mean_abs_gain_change", "gain_std_across_candidates", "n_candidates", "n_train")
 STUDY_SETTING = ("dataset", "target", "n_sets", "n_candidates", "n_train")  # one value per Fig. 1
@@ -223,9 +224,12 @@ def utility(df: pd.DataFrame) -> Figure:
     rows = _tuning_rows(df)
     stats = _tuning_stats(rows)
     fig, (ax_v, ax_g, ax_t) = plt.subplots(1, 3, figsize=(16.0, 4.6))
-    drawn_best = set()
-    for i, ((target, gain, algorithm), here) in enumerate(_series(stats)):
-        colour, marker, name = f"C{i % 10}", MARKERS[algorithm], here["label"].iloc[0]
+    drawn_best: set = set()
+    drawn: Counter[str] = Counter()
+    for (target, gain, algorithm), here in _series(stats):
+        look = variant(algorithm, drawn[algorithm])  # the method's style (dpbench.plot.style); its other series vary it
+        drawn[algorithm] += 1
+        colour, marker, name = look.colour, look.marker, here["label"].iloc[0]
         _errorbar(ax_v, here, "value_error", colour, marker, name)
         ax_v.plot(here["eps"].to_numpy(float), here["laplace_scale_mean"].to_numpy(float), color=colour, ls="--")
         if here["gain_released_mean"].isna().all():

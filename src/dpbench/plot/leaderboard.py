@@ -32,6 +32,7 @@ from scipy import stats  # noqa: E402
 from dpbench.errors import DpbenchError  # noqa: E402
 from dpbench.plot.chen_lee import claim_beats, claim_weak_at_small_eps  # noqa: E402
 from dpbench.plot.configs import describe_difference
+from dpbench.plot.style import style
 
 CELL = ["dataset", "eps"]
 KURU = ("dp_gd", "dp_hb", "dp_nag", "dp_nag_opt", "dp_masg", "dp_masg_opt")
@@ -266,7 +267,9 @@ def figure(df: pd.DataFrame) -> Figure:
     average, cd = test["average_rank"], test["critical_difference"]
     fig, ax = plt.subplots(figsize=(8.5, 0.4 * max(len(average), 3) + 1.2))
     positions = np.arange(len(average))[::-1]
-    ax.barh(positions, average.to_numpy(), color="tab:blue", alpha=0.7, label=f"tuning={test['mode']}")
+    colours = [style(str(method)).colour for method in average.index]  # each method in its colour (dpbench.plot.style)
+    ax.barh(positions, average.to_numpy(), color=colours, alpha=0.8)
+    ax.plot([], [], "s", color="darkgrey", ms=9, label=f"tuning={test['mode']}")  # the bars (each in its method's colour)
     for mode, marker in zip(ranked_modes[1:], ("x", "+", "d")):
         other = rank_test(cells, mode=mode)["average_rank"].reindex(average.index)
         ax.plot(other.to_numpy(), positions, marker, color="black", linestyle="none", label=f"tuning={mode}")

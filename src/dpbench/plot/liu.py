@@ -36,13 +36,15 @@ from dpbench.dda.gossip import activation_probability
 from dpbench.errors import DpbenchError
 from dpbench.plot.configs import check_one_configuration
 from dpbench.plot.io import Jobs
+from dpbench.plot.style import Style, style
 
 __all__ = ["GAP_FLOOR", "claims", "curves", "fig1", "fig2", "final_stats", "method_runs", "summary"]
 
 SUBSAMPLED, BASELINE = "dp_dda", "dp_dda_all_nodes"
 GAP_FLOOR = 1e-12  # non-positive (or smaller) suboptimality is drawn at this value on the log axis
-STYLES = {"dp_dda/1": ("tab:blue", "o"), "dp_dda/2": ("tab:orange", "s"), BASELINE: ("black", "^")}
-OTHER_STYLE = ("tab:green", "D")  # any other n_edges
+#: Algorithm 1 with one edge in DP-DDA's style (:mod:`dpbench.plot.style`), with two edges in its colour, dashed
+STYLES = {"dp_dda/1": style(SUBSAMPLED), "dp_dda/2": Style(style(SUBSAMPLED).colour, "s", "--"), BASELINE: style(BASELINE)}
+OTHER_STYLE = Style(style(SUBSAMPLED).colour, "D", ":")  # any other n_edges
 MODELS = {"liu_l2_svm": ("ℓ2-SVM", "Fig. 1", "Fig. 2"), "liu_l1_svm": ("ℓ1-SVM", "Fig. 3", "Fig. 4")}
 SE_MARGIN = 2.0  # "beats" = better by more than this many combined standard errors
 RESULT_COLUMNS = ("algorithm", "dataset", "model", "eps", "fold", "rep", "test_accuracy", "suboptimality", "fstar", "params")
@@ -212,13 +214,14 @@ def fig1(jobs: Jobs) -> Figure:
     fig, (ax_gap, ax_acc) = plt.subplots(1, 2, figsize=(11.0, 4.2))
     for method in _methods(runs):
         here = data[data["method"] == method].sort_values("epoch")
-        colour, marker = STYLES.get(method, OTHER_STYLE)
+        look = STYLES.get(method, OTHER_STYLE)
+        colour, marker = look.colour, look.marker
         name = runs.loc[runs["method"] == method, "label"].iloc[0]
         x, m, s = (here[c].to_numpy(float) for c in ("epoch", "gap_mean", "gap_std"))
-        ax_gap.plot(x, _floor(m), color=colour, marker=marker, markevery=max(1, len(here) // 8), ms=4, label=name)
+        ax_gap.plot(x, _floor(m), color=colour, marker=marker, ls=look.line, markevery=max(1, len(here) // 8), ms=4, label=name)
         ax_gap.fill_between(x, _floor(m - s), _floor(m + s), color=colour, alpha=0.2, linewidth=0)
         m, s = here["acc_mean"].to_numpy(float), here["acc_std"].to_numpy(float)
-        ax_acc.plot(x, m, color=colour, marker=marker, markevery=max(1, len(here) // 8), ms=4, label=name)
+        ax_acc.plot(x, m, color=colour, marker=marker, ls=look.line, markevery=max(1, len(here) // 8), ms=4, label=name)
         ax_acc.fill_between(x, m - s, m + s, color=colour, alpha=0.2, linewidth=0)
     _label_axes(ax_gap, ax_acc, "epochs", "suboptimality F(x̄) − F* (mean ± std)", "test accuracy (mean ± std)")
     fig.suptitle(_title(runs, trade_off=False))
@@ -249,7 +252,8 @@ def fig2(jobs: Jobs) -> Figure:
     fig, (ax_gap, ax_acc) = plt.subplots(1, 2, figsize=(11.0, 4.2))
     for method in _methods(runs):
         here = stats[stats["method"] == method].sort_values("eps")
-        colour, marker = STYLES.get(method, OTHER_STYLE)
+        look = STYLES.get(method, OTHER_STYLE)
+        colour, marker = look.colour, look.marker
         name = here["label"].iloc[0]
         eps = here["eps"].to_numpy(float)
         m, se = here["gap_mean"].to_numpy(float), here["gap_se"].fillna(0.0).to_numpy(float)

@@ -1,6 +1,6 @@
 """The report page: one HTML file that needs nothing but itself.
 
-Styles are inline (one ``<style>``), figures are base64 PNG ``<img>``, tables sort on a click of
+Styles are inline (one ``<style>``; each method's swatch in its figure colour, :mod:`dpbench.plot.style`), figures are base64 PNG ``<img>``, tables sort on a click of
 their header (one short inline ``<script>``), and there is no external URL anywhere in the page, so
 it renders the same with the network off. Every section is a ``<section>`` with a stable id
 (``leaderboard``, then per sweep ``sweep-<i>``, ``sweep-<i>-figures``, ``-ledgers``, ``-status``,
@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from dpbench import __version__
+from dpbench.plot.style import style
 
 if TYPE_CHECKING:
     from dpbench.report.collect import FigureSection, MethodLedger, SweepSummary
@@ -39,6 +40,7 @@ img.figure { max-width: 100%; border: 1px solid #eef1f6; }
 .verdict { display: inline-block; min-width: 54px; text-align: center; font-weight: 600; border-radius: 4px; padding: 0 6px; }
 .HOLDS, .ok { background: #dff3e4; color: #17602b; } .FAILS, .bad { background: #fbe0e0; color: #8a1c1c; }
 .muted { color: #6b7587; } .error { color: #8a1c1c; } code { background: #eef1f6; padding: 0 3px; border-radius: 3px; }
+.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
 details { margin: 6px 0; } summary { cursor: pointer; color: #2456b3; }
 """
 
@@ -120,7 +122,7 @@ def ledgers_html(ledgers: list[MethodLedger]) -> str:
                            for a in m.audit) or ("not audited in this directory" if m.private else "—")
         spent = (verdict("ok") if m.within_budget else verdict("bad")) if m.private else ""
         rows.append([
-            m.algorithm, m.paper, ", ".join(m.accountants) or "none", ", ".join(m.neighbouring), ", ".join(m.privacy_units),
+            Raw(f'<span class="swatch" style="background:{style(m.algorithm).colour}"></span>{esc(m.algorithm)}'), m.paper, ", ".join(m.accountants) or "none", ", ".join(m.neighbouring), ", ".join(m.privacy_units),
             ", ".join(m.conversions), ", ".join(m.stopping_rules), ", ".join(f"{b:g}" for b in m.budgets),
             Raw(f"{esc(_number(m.eps_spent_max))} ({esc(_number(m.spent_share_max))} of its budget) {spent}"), m.runs, events,
             audits,
