@@ -47,3 +47,13 @@ def test_a_sweep_over_epsilon_without_a_preset_gets_accuracy_against_epsilon():
     rows = pd.DataFrame({"eps": [0.1, 1.0], "test_accuracy": [0.7, 0.8]})
     assert [r.name for r in recipes_for([], rows)] == ["accuracy-vs-eps"]
     assert recipes_for([], rows.iloc[:1]) == []
+
+
+def test_every_preset_sweep_has_a_figure_in_the_report():
+    """A paper's preset draws its paper's figure; the one preset without a figure of its own (a sweep
+    over ε) gets accuracy against ε."""
+    from dpbench.conf_files import group_choices
+
+    over_eps = pd.DataFrame({"eps": [0.1, 1.0], "test_accuracy": [0.7, 0.8]})
+    for experiment in group_choices("experiment"):
+        assert recipes_for([experiment], over_eps), experiment
