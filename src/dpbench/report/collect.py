@@ -75,7 +75,6 @@ class SweepSummary:
     path: Path
     experiments: list[str]
     status_line: str
-    status_counts: dict[str, int]
     failed: list[tuple[str, str]]  # (job overrides, error line)
     unfinished: list[tuple[str, str]]  # (job overrides, status)
     results: pd.DataFrame
@@ -101,7 +100,6 @@ def summarise(sweep_dir: Path, audit: pd.DataFrame | None = None, progress=None)
         path=sweep_dir,
         experiments=experiments,
         status_line=report.summary() if report else f"one job directory, {results['job_dir'].nunique()} results file(s)",
-        status_counts=report.counts() if report else {},
         failed=[(" ".join(job.overrides), job.error or "") for job in report.jobs if job.status == "failed"] if report else [],
         unfinished=[(" ".join(j.overrides), j.status) for j in report.jobs if j.status in ("incomplete", "missing")] if report else [],
         results=results,
@@ -246,7 +244,6 @@ def _machine(machine: dict[str, Any]) -> str:
 
 def provenance(results: pd.DataFrame, runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Versions, config hashes, dataset checksums and the machines the jobs ran on."""
-    first = next(iter(runs.values()), {})
     packages: Counter[str] = Counter()
     for run in runs.values():
         packages.update(f"{name} {version}" for name, version in (run.get("packages") or {}).items() if version)
@@ -259,5 +256,4 @@ def provenance(results: pd.DataFrame, runs: dict[str, dict[str, Any]]) -> dict[s
         "python": _distinct(run.get("python") for run in runs.values()),
         "packages": sorted(packages),
         "machines": _distinct(_machine(run["machine"]) for run in runs.values() if run.get("machine")),
-        "first_config": first.get("config"),
     }

@@ -133,8 +133,7 @@ def ledgers_html(ledgers: list[MethodLedger]) -> str:
 
 
 def status_html(summary: SweepSummary) -> str:
-    counts = ", ".join(f"{n} {status}" for status, n in summary.status_counts.items())
-    parts = [f"<p>{esc(summary.status_line)}</p>" if summary.status_line else f"<p>{esc(counts)}</p>"]
+    parts = [f"<p>{esc(summary.status_line)}</p>"]
     if summary.failed:
         parts.append("<h4>Failed jobs</h4>" + table(["job", "error"], [list(f) for f in summary.failed]))
     if summary.unfinished:
