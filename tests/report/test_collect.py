@@ -57,3 +57,44 @@ def test_every_preset_sweep_has_a_figure_in_the_report():
     over_eps = pd.DataFrame({"eps": [0.1, 1.0], "test_accuracy": [0.7, 0.8]})
     for experiment in group_choices("experiment"):
         assert recipes_for([experiment], over_eps), experiment
+
+
+CHEN_LEE_SUMMARY = """## chen_lee's claims, checked against these runs
+
+**"dp_blsgd and dp_blgd outperform dp_agd"** (mean test accuracy, per dataset and ε):
+
+- dp_blsgd beats dp_agd in 3 of 18 settings: holds in part; not at adult ε = 0.05 (0.756 vs 0.764)
+- dp_blgd beats dp_agd in 18 of 18 settings: holds
+
+**"outpert_rsgd wins on bank"** (rank among the private methods, 1 = best):
+
+- outpert_rsgd is first at 0 of 6 ε: fails. ε = 0.05: #8 (best privgene 0.883)
+
+**"objpert and dp_sgd are weak at small ε"** (at the two smallest ε of each dataset):
+
+- adult ε = 0.05 (majority 0.761): objpert #2/9, 0.801 (not weak)
+
+**(B) the advantage is larger at small ε: PARTLY**
+
+- ε = 0.2: r = 1.3
+"""
+
+
+def test_quoted_claims_take_their_verdict_from_their_cases():
+    claims = claims_in(CHEN_LEE_SUMMARY)
+    assert [(c.claim, c.verdict) for c in claims] == [
+        ("dp_blsgd and dp_blgd outperform dp_agd", "PARTLY"),  # one case in part, one holds
+        ("outpert_rsgd wins on bank", "FAILS"),
+        ("objpert and dp_sgd are weak at small ε", "NO VERDICT"),  # numbers only
+        ("(B) the advantage is larger at small ε", "PARTLY"),
+    ]
+    assert claims[0].evidence[1] == "dp_blgd beats dp_agd in 18 of 18 settings: holds"
+
+
+def test_the_committed_chen_lee_summaries_have_verdicts():
+    from pathlib import Path
+
+    results = Path(__file__).resolve().parents[2] / "docs" / "results"
+    for name in ("chen_lee_fig3.md", "chen_lee_fig4.md", "leaderboard.md"):
+        verdicts = {c.verdict for c in claims_in((results / name).read_text())}
+        assert verdicts & {"HOLDS", "FAILS", "PARTLY"}, name

@@ -21,7 +21,7 @@ cannot confirm; Corollary 4 needs Assumption 2 (exact minimisers of eq. 10 with 
 convex loss, an L-Lipschitz validation loss), which our logreg target satisfies up to the solver's
 tolerance.
 
-Departures, all documented in the README: Alg. 2 runs GP-UCB with a numerical jitter in place of
+Departures, all documented in docs/papers/kusner_bo.md: Alg. 2 runs GP-UCB with a numerical jitter in place of
 de Freitas et al. (2012)'s branch-and-bound method; A and τ have no values in the paper (defaults 1);
 γ_T is the computable upper bound greedy/(1 − 1/e) unless a number is given.
 """

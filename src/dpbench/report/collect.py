@@ -3,8 +3,12 @@
 Figures come from ``dpbench-plot``'s recipes (:data:`dpbench.plot.registry.FIGURES`): the recipe whose
 file name is the longest prefix of the sweep's ``experiment`` (``kuru_fig3`` → ``kuru.fig3``,
 ``kusner_utility_logreg`` → ``kusner.utility``), else accuracy against ε for a sweep over ε. A
-recipe's markdown summary states each claim as ``**claim: HOLDS**`` or ``**claim: FAILS**``; those
-lines become the figure's verdicts, with the numbers under them.
+recipe's markdown summary states each claim in one of two forms, and both become the figure's verdicts
+with the numbers under them: ``**claim: VERDICT**`` (han, kuru, liu, kusner; VERDICT is HOLDS, FAILS,
+PARTLY, NO MEASURABLE DIFFERENCE, NOT TESTABLE or CANNOT BE EVALUATED), or ``**"claim"** (how it is
+checked):`` with one bullet per case ending ``: holds``, ``: holds in part`` or ``: fails`` (chen_lee
+and the leaderboard), whose verdict is HOLDS when every case holds, FAILS when every case fails, PARTLY
+otherwise, and NO VERDICT when the bullets only give the numbers.
 """
 
 from __future__ import annotations
@@ -23,14 +27,17 @@ import pandas as pd
 from dpbench.errors import DpbenchError
 from dpbench.results import RUN_FILE, load
 
-CLAIM_LINE = re.compile(r"^\*\*(?P<claim>.+): (?P<verdict>HOLDS|FAILS)\*\*$")
+VERDICTS = ("HOLDS", "FAILS", "PARTLY", "NO MEASURABLE DIFFERENCE", "NOT TESTABLE", "CANNOT BE EVALUATED", "NO VERDICT")
+CLAIM_LINE = re.compile(r"^\*\*(?P<claim>.+): (?P<verdict>" + "|".join(VERDICTS[:-1]) + r")\*\*$")
+QUOTED_CLAIM = re.compile(r'^\*\*"(?P<claim>[^"]+)"\*\*')
+CASE_VERDICT = re.compile(r": (?P<verdict>holds in part|holds|fails)\b")
 AUDIT_FILE = "audit.parquet"  # `dpbench-audit --out SWEEP_DIR/audit.parquet` puts a sweep's audit beside it
 
 
 @dataclass
 class Claim:
     claim: str
-    verdict: str  # HOLDS | FAILS
+    verdict: str  # one of VERDICTS
     evidence: list[str]
 
 
@@ -155,20 +162,36 @@ def figures_for(sweep_dir: Path, results: pd.DataFrame, experiments: list[str], 
 
 
 def claims_in(markdown: str) -> list[Claim]:
-    """The ``**claim: HOLDS|FAILS**`` lines of a figure summary, each with the bullet lines under it
-    (up to the next claim or heading)."""
+    """The claims of a figure summary (both forms of the module docstring), each with the bullet lines
+    under it (up to the next claim or heading)."""
     claims: list[Claim] = []
     current: Claim | None = None
     for line in markdown.splitlines():
-        match = CLAIM_LINE.match(line.strip())
-        if match:
-            current = Claim(match["claim"], match["verdict"], [])
+        stated, quoted = CLAIM_LINE.match(line.strip()), QUOTED_CLAIM.match(line.strip())
+        if stated or quoted:
+            current = Claim(stated["claim"], stated["verdict"], []) if stated else Claim(quoted["claim"], "NO VERDICT", [])
             claims.append(current)
         elif line.startswith("#"):
             current = None
         elif current is not None and line.startswith("- "):
             current.evidence.append(line[2:])
+    for claim in claims:
+        if claim.verdict == "NO VERDICT":
+            claim.verdict = _verdict_of_cases(claim.evidence)
     return claims
+
+
+def _verdict_of_cases(evidence: list[str]) -> str:
+    """HOLDS if every case that states a verdict holds, FAILS if every one fails, PARTLY otherwise;
+    NO VERDICT when no case states one."""
+    cases = [match["verdict"] for line in evidence if (match := CASE_VERDICT.search(line))]
+    if not cases:
+        return "NO VERDICT"
+    if all(case == "holds" for case in cases):
+        return "HOLDS"
+    if all(case == "fails" for case in cases):
+        return "FAILS"
+    return "PARTLY"
 
 
 # -------------------------------------------------------------------------------- ledgers

@@ -39,6 +39,7 @@ th.sorted-asc::after { content: " \\25B2"; } th.sorted-desc::after { content: " 
 img.figure { max-width: 100%; border: 1px solid #eef1f6; }
 .verdict { display: inline-block; min-width: 54px; text-align: center; font-weight: 600; border-radius: 4px; padding: 0 6px; }
 .HOLDS, .ok { background: #dff3e4; color: #17602b; } .FAILS, .bad { background: #fbe0e0; color: #8a1c1c; }
+.PARTLY { background: #fdf0d5; color: #7a4b00; } .verdict:not(.HOLDS):not(.FAILS):not(.PARTLY):not(.ok):not(.bad) { background: #eceff3; color: #333; }
 .muted { color: #6b7587; } .error { color: #8a1c1c; } code { background: #eef1f6; padding: 0 3px; border-radius: 3px; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
 details { margin: 6px 0; } summary { cursor: pointer; color: #2456b3; }
@@ -74,7 +75,7 @@ class Raw(str):
 
 
 def verdict(word: str) -> Raw:
-    return Raw(f'<span class="verdict {esc(word)}">{esc(word)}</span>')
+    return Raw(f'<span class="verdict {esc(word.replace(" ", "-"))}">{esc(word)}</span>')
 
 
 def markdown_html(text: str) -> str:
@@ -178,11 +179,12 @@ def render(summaries: list[SweepSummary]) -> str:
     index_rows = [
         [Raw(f'<a href="#sweep-{i}">{esc(", ".join(s.experiments) or s.path.name)}</a>'), str(s.path), len(s.results),
          s.status_line, sum(c.verdict == "HOLDS" for f in s.figures for c in f.claims),
-         sum(c.verdict == "FAILS" for f in s.figures for c in f.claims)]
+         sum(c.verdict == "FAILS" for f in s.figures for c in f.claims),
+         sum(c.verdict not in ("HOLDS", "FAILS") for f in s.figures for c in f.claims)]
         for i, s in enumerate(summaries)
     ]
     index = ('<section id="index"><h2>Sweeps</h2>'
-             + table(["sweep", "directory", "rows", "status", "claims holding", "claims failing"], index_rows) + "</section>")
+             + table(["sweep", "directory", "rows", "status", "claims holding", "claims failing", "other verdicts"], index_rows) + "</section>")
     nav = '<a href="#index">Sweeps</a><a href="#leaderboard">Leaderboard</a>' + "".join(
         f'<a href="#sweep-{i}">sweep {esc(", ".join(s.experiments) or s.path.name)}</a>' for i, s in enumerate(summaries))
     written = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
