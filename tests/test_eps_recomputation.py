@@ -3,8 +3,9 @@
 For each algorithm of the registry, one tiny job runs through :func:`dpbench.engine.run_job`. run.json
 keeps one ledger summary per run; its ``events`` list the distinct events the run was charged, with
 their counts (:func:`~dpbench.privacy.accountant.events_from_summary` reads them back). From them alone a
-fresh accountant of the recorded kind prices each event, the test composes the costs itself (no Ledger
-code) and converts at the recorded δ: that ε must equal the row's ``eps_spent`` to 1e-9 relative. A
+fresh accountant of the recorded kind prices each event, :mod:`dpbench.privacy.recompute` composes the
+costs itself (no Ledger code) and converts at the recorded δ: that ε must equal the row's ``eps_spent``
+to 1e-9 relative (the same recomputation ``dpbench-verify`` applies to results on disk). A
 Ledger that mis-added costs, a conversion applied with the wrong δ or method, or a job that reported
 something other than its ledger's spend would fail here. Non-private algorithms must report ε = ∞.
 """
@@ -31,7 +32,6 @@ from dpbench.privacy.accountant import (
     event_from_json,
     event_to_json,
     events_from_summary,
-    make_accountant,
 )
 from dpbench.privacy.events import (
     ApproxDPEvent,
@@ -49,8 +49,7 @@ from dpbench.privacy.events import (
     SampledWithoutReplacementEvent,
     ZCDPEvent,
 )
-from dpbench.privacy.rdp import DEFAULT_ORDERS, FILTER_ORDERS, eps_from_rdp
-from dpbench.privacy.zcdp import zcdp_epsilon
+from dpbench.privacy.recompute import recompute_delta, recompute_epsilon
 from dpbench.results import read_column_classes
 from dpbench.schema import column_classes
 
@@ -98,41 +97,6 @@ def tiny_overrides(name: str) -> tuple[str, ...]:
         return (*COMMON, *GLM)
     assert "hinge" in cls.supported_losses, f"{name}: supports {sorted(cls.supported_losses)}; teach tiny_overrides"
     return (*COMMON, *HINGE)
-
-
-def recompute_epsilon(summary: dict) -> float:
-    """ε of the run from its ledger summary alone: a fresh accountant of the recorded kind prices each
-    recorded event; the costs are added here (fsum, or a plain sum of RDP curves) and converted at the
-    recorded δ by the accountant's definition (eps_from_rdp with the recorded method; ρ + 2√(ρ log 1/δ);
-    basic composition), not by the Ledger."""
-    pairs = events_from_summary(summary)
-    kind, delta = summary["accountant"], summary["delta"]
-    if kind == "rdp":
-        default = FILTER_ORDERS if summary["conversion"] == "filter" else DEFAULT_ORDERS
-        orders = default if summary["orders"] is None else np.array(summary["orders"])  # a one-order filter's α*
-        accountant = RDPAccountant(
-            orders=orders, conversion=summary["conversion"], gaussian_amplification=summary["gaussian_amplification"]
-        )
-        total = np.zeros_like(orders)
-        for event, count in pairs:
-            total = total + count * accountant.cost(event)
-        if summary["conversion"] == "filter":  # the multi-order filter: log(|Λ|/δ)/(α − 1), Λ fixed in advance
-            return float(np.min(total + math.log(len(orders) / delta) / (orders - 1.0)))
-        return eps_from_rdp(orders, total, delta, method=summary["conversion"])[0]
-    accountant = make_accountant(kind)
-    if kind == "zcdp":
-        return zcdp_epsilon(math.fsum(n * accountant.cost(e) for e, n in pairs), delta)
-    if kind == "pure":
-        return math.fsum(n * accountant.cost(e) for e, n in pairs)
-    assert kind == "approx", f"unknown accountant {kind!r} in {summary}"
-    eps = math.fsum(n * float(accountant.cost(e)[0]) for e, n in pairs)
-    spent_delta = math.fsum(n * float(accountant.cost(e)[1]) for e, n in pairs)
-    return eps if spent_delta <= delta else math.inf
-
-
-def recompute_delta(summary: dict) -> float:
-    """δ the run spent under basic composition: Σ count·δ over its (ε, δ) events (0 for pure-DP runs)."""
-    return math.fsum(n * e.delta for e, n in events_from_summary(summary) if isinstance(e, ApproxDPEvent))
 
 
 def release_kinds(event: PrivacyEvent, count: int) -> Counter:
