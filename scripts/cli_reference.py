@@ -28,6 +28,8 @@ SECTIONS = (
     ("dpbench-report", ("--help",), "One self-contained HTML page for one or more sweeps ([Using dpbench](usage.md#the-report))."),
     ("dpbench-status", ("--help",), ("Which jobs of a sweep finished, failed, are incomplete or missing "
                                      "([Using dpbench](usage.md#sweeps-resume-status-manifest)).")),
+    ("dpbench-verify", ("--help",), ("Checks results on disk against what their runs recorded, before their numbers are published "
+                                     "([Verifying results](verify.md)).")),
     ("dpbench-audit", ("--help",), "The statistical audit of every mechanism ([Privacy accounting](accounting.md))."),
     ("dpbench-audit", ("--list",), None),
 )

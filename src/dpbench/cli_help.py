@@ -36,6 +36,7 @@ companion commands:
   dpbench-plot FIGURE SWEEP_DIR --out DIR   redraw a paper figure or the leaderboard from a sweep (dpbench-plot --help)
   dpbench-report SWEEP_DIR ... --out FILE   one HTML page, offline: leaderboard, figures and claim verdicts, ledgers, status
   dpbench-status SWEEP_DIR                  which jobs of a sweep finished, failed, are incomplete or missing
+  dpbench-verify DIR [--rerun K]            every row's ε recomputed from run.json (and by dp-accounting), budgets, reruns
   dpbench-audit [--targets NAMES]           empirical ε of the privacy mechanisms on worst-case neighbours
 
 shell completion (bash): eval "$(dpbench -sc install=bash)"   (zsh: install=zsh, fish: install=fish)"""
