@@ -98,3 +98,14 @@ def test_the_committed_chen_lee_summaries_have_verdicts():
     for name in ("chen_lee_fig3.md", "chen_lee_fig4.md", "leaderboard.md"):
         verdicts = {c.verdict for c in claims_in((results / name).read_text())}
         assert verdicts & {"HOLDS", "FAILS", "PARTLY"}, name
+
+
+def test_a_methods_audit_rows_are_those_of_the_targets_covering_it():
+    from dpbench.report.collect import _audit_gaps, _audit_rows
+
+    audit = pd.DataFrame({"name": ["dp_sgd_step", "gaussian", "dp_nag_step", "laplace"], "verdict": ["ok"] * 4})
+    assert [row["name"] for row in _audit_rows("dp_sgd", audit)] == ["dp_sgd_step"]
+    assert [row["name"] for row in _audit_rows("dp_agd", audit)] == ["gaussian"]  # report_noisy_max_dp_agd absent here
+    assert [row["name"] for row in _audit_rows("dp_hb", audit)] == ["dp_nag_step"]  # no target is named after dp_hb
+    assert _audit_rows("nonprivate", audit) == []
+    assert "Poisson subsample" in _audit_gaps("dp_blsgd") and _audit_gaps("dp_sgd") == ""

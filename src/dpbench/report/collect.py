@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from dpbench.algorithms.audit_coverage import AUDIT_COVERAGE
 from dpbench.errors import DpbenchError
 from dpbench.results import RUN_FILE, load
 
@@ -72,7 +73,8 @@ class MethodLedger:
     within_budget: bool
     runs: int
     events: dict[str, int]
-    audit: list[dict[str, Any]]
+    audit: list[dict[str, Any]]  # rows of the audit targets covering this method's releases
+    audit_gaps: str = ""  # the releases no audit target covers (dpbench.algorithms.audit_coverage)
 
 
 @dataclass
@@ -217,8 +219,8 @@ def _distinct(values) -> list:
 
 def method_ledgers(results: pd.DataFrame, runs: dict[str, dict[str, Any]], audit: pd.DataFrame | None) -> list[MethodLedger]:
     """One ledger summary per method: accountant, relation, budgets, the largest ε spent (and
-    whether every run stayed within its budget), the releases one run charged, and audit verdicts
-    of the targets named after the method."""
+    whether every run stayed within its budget), the releases one run charged, the audit verdicts
+    of the targets that cover its releases and what they leave unaudited."""
     ledgers = []
     for algorithm, rows in results.groupby("algorithm", sort=True):
         private = bool(rows["private"].iloc[0]) if "private" in rows else True
@@ -240,6 +242,7 @@ def method_ledgers(results: pd.DataFrame, runs: dict[str, dict[str, Any]], audit
             runs=len(rows),
             events=_first_run_events(rows, runs) if private else {},
             audit=_audit_rows(str(algorithm), audit),
+            audit_gaps=_audit_gaps(str(algorithm)),
         ))
     return ledgers
 
@@ -254,10 +257,16 @@ def _first_run_events(rows: pd.DataFrame, runs: dict[str, dict[str, Any]]) -> di
 
 
 def _audit_rows(algorithm: str, audit: pd.DataFrame | None) -> list[dict[str, Any]]:
-    if audit is None or "name" not in audit:
+    """The audit rows of the targets that cover ``algorithm``'s releases (:data:`AUDIT_COVERAGE`)."""
+    coverage = AUDIT_COVERAGE.get(algorithm)
+    if audit is None or "name" not in audit or coverage is None:
         return []
-    here = audit[audit["name"].astype(str).str.contains(algorithm, regex=False)]
-    return here.to_dict(orient="records")
+    return audit[audit["name"].astype(str).isin(coverage.targets)].to_dict(orient="records")
+
+
+def _audit_gaps(algorithm: str) -> str:
+    coverage = AUDIT_COVERAGE.get(algorithm)
+    return coverage.gaps if coverage is not None else ""
 
 
 # -------------------------------------------------------------------------------- provenance

@@ -121,6 +121,8 @@ def ledgers_html(ledgers: list[MethodLedger]) -> str:
         events = ", ".join(f"{kind} × {n}" for kind, n in m.events.items()) or ("—" if m.private else "non-private")
         audits = "; ".join(f"{a.get('name')}: {a.get('verdict', a.get('status', '?'))} (ε̂ {_number(a.get('eps_hat', math.nan))})"
                            for a in m.audit) or ("not audited in this directory" if m.private else "—")
+        if m.audit_gaps:
+            audits += f"; not audited: {m.audit_gaps}"
         spent = (verdict("ok") if m.within_budget else verdict("bad")) if m.private else ""
         rows.append([
             Raw(f'<span class="swatch" style="background:{style(m.algorithm).colour}"></span>{esc(m.algorithm)}'), m.paper, ", ".join(m.accountants) or "none", ", ".join(m.neighbouring), ", ".join(m.privacy_units),
