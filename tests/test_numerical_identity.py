@@ -86,7 +86,7 @@ def _run(compose_run_config, overrides: tuple[str, ...], tmp_path: Path) -> dict
 
     glm.fit = recording_fit
     try:
-        output = glm.GLM_JOB.run(cfg, RunStore(tmp_path, cfg.config_hash))
+        output = glm.GLM_JOB.run(cfg, RunStore(tmp_path, cfg.config_hash, "test"))
         rows, trace, ledgers = output.results, output.trace, output.ledgers
     finally:
         glm.fit = real_fit

@@ -68,11 +68,12 @@ def test_stored_runs_of_another_configuration_are_not_reused(compose_run_config,
     from dpbench.resume import RunStore
 
     other = compose_run_config(*JOB[:-2], "reps=2", "privacy.eps=0.5", "progress=false")
-    store = RunStore(out, first["config_hash"].iloc[0])
+    code = first["code_identity"].iloc[0]
+    store = RunStore(out, first["config_hash"].iloc[0], code)
     assert store.load(0, 0) is None  # cleared once the results were written
     trace = pd.DataFrame({"fold": [0]})
     store.save(0, 0, {"test_accuracy": 2.0}, trace, {})
-    assert RunStore(out, other.config_hash).load(0, 0) is None
+    assert RunStore(out, other.config_hash, code).load(0, 0) is None
     rerun = run_job(other, out)
     assert (rerun["test_accuracy"] <= 1.0).all()
 

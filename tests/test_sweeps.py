@@ -211,7 +211,7 @@ def test_failed_job_leaves_a_marker_the_sweep_still_fails_and_the_manifest_names
     assert marker["time"] and "Traceback" in marker["traceback"]
 
     manifest = json.loads((sweep / MANIFEST_FILE).read_text())
-    assert manifest["counts"] == {"finished": 1, "failed": 1, "incomplete": 0, "missing": 0}
+    assert manifest["counts"] == {"finished": 1, "stale": 0, "failed": 1, "incomplete": 0, "missing": 0}
     failed = [job for job in manifest["jobs"] if job["status"] == "failed"]
     assert failed[0]["job_dir"] == bad.name and failed[0]["error"].startswith("ConfigError: privacy.eps must be")
     status = _status(cli, sweep, tmp_path, "--quiet")

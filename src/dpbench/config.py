@@ -201,6 +201,7 @@ class RunConfig:
     scaling: str = "public"
     dtype: str = "float64"
     force: bool = False
+    resume: str = "strict"
     progress: bool = True
     trace_every: int = 0
     trace_nonprivate: bool = False
@@ -288,7 +289,7 @@ class RunConfig:
     def semantic_dict(self) -> dict[str, Any]:
         """The settings that determine the numbers (not where files live or whether to rerun)."""
         d = asdict(self)
-        for key in ("data_dir", "allow_download", "force", "progress"):
+        for key in ("data_dir", "allow_download", "force", "resume", "progress"):
             d.pop(key)
         if not self.trace_nonprivate:  # keeps the hashes of jobs from before the key existed
             d.pop("trace_nonprivate")
@@ -341,6 +342,7 @@ def _settings(cfg: DictConfig) -> dict[str, Any]:
         "scaling": str(_select(cfg, "data.scaling", "public")),
         "dtype": str(_select(cfg, "data.dtype", "float64")),
         "force": _boolean(cfg.get("force", False), "force"),
+        "resume": str(cfg.get("resume", "strict")),
         "progress": _boolean(cfg.get("progress", True), "progress"),
         "trace_every": _integer(_select(cfg, "trace.every", 0), "trace.every"),
         "trace_nonprivate": _boolean(_select(cfg, "trace.nonprivate", False), "trace.nonprivate"),
@@ -353,9 +355,10 @@ def _settings(cfg: DictConfig) -> dict[str, Any]:
 
 def _check_settings(settings: Mapping[str, Any]) -> None:
     """The ranges of RunConfig's scalar settings (``settings``: field name → value)."""
-    seed, reps, folds, test_fraction, row_norm, scaling, dtype, trace_every, trace_max_share = (
+    seed, reps, folds, test_fraction, row_norm, scaling, dtype, trace_every, trace_max_share, resume = (
         settings[key]
-        for key in ("seed", "reps", "folds", "test_fraction", "row_norm", "scaling", "dtype", "trace_every", "trace_max_share")
+        for key in ("seed", "reps", "folds", "test_fraction", "row_norm", "scaling", "dtype", "trace_every", "trace_max_share",
+                    "resume")
     )
     if not 0 <= seed <= MAX_SEED:
         raise ConfigError(f"seed must be in [0, 2^63 − 1], got {seed}")
@@ -381,11 +384,17 @@ def _check_settings(settings: Mapping[str, Any]) -> None:
         raise ConfigError(f"trace.every must be ≥ 0 (0 = automatic), got {trace_every}")
     if trace_max_share is not None and not (math.isfinite(trace_max_share) and trace_max_share > 0):
         raise ConfigError(f"trace.max_share must be null or finite and > 0, got {trace_max_share}")
+    if resume not in RESUME_MODES:
+        raise ConfigError(f"resume must be one of {', '.join(RESUME_MODES)}, got {resume!r}")
 
+
+RESUME_MODES = ("strict", "keep")
+"""What a rerun does with a finished job computed by other code (:mod:`dpbench.code_identity`):
+strict = compute it again, keep = keep its results (shown as stale)."""
 
 TOP_LEVEL_KEYS = (
-    "dataset", "algorithm", "model", "privacy", "tuning", "seed", "reps", "cv", "data_dir", "data", "force", "progress",
-    "trace", "experiment_name", "variant", "variants", "bo", "hydra",
+    "dataset", "algorithm", "model", "privacy", "tuning", "seed", "reps", "cv", "data_dir", "data", "force", "resume",
+    "progress", "trace", "experiment_name", "variant", "variants", "bo", "hydra",
 )
 SECTION_KEYS = {
     "privacy": ("eps", "delta", "conversion", "sampler", "neighbouring"),

@@ -5,7 +5,8 @@ The engine knows no kind of job. It looks up the job kind of the algorithm's ``p
 results columns and the trace identity (:mod:`dpbench.jobs.columns`) and that every column has a
 privacy class (:mod:`dpbench.schema`), and writes ``trace.parquet``, ``run.json`` and last
 ``results.parquet`` (its presence marks the job finished), each atomically. A finished job is skipped
-unless forced; a failed one leaves ``error.json``. How runs are seeded, accounted and checked is the
+unless forced, or computed by other code than this (:mod:`dpbench.code_identity`) under
+``resume=strict``; a failed one leaves ``error.json``. How runs are seeded, accounted and checked is the
 job kind's (e.g. :mod:`dpbench.jobs.glm`); docs/architecture.md draws the whole path.
 
 The job kinds, pandas, scipy and scikit-learn are imported when a job runs: importing the engine
@@ -22,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpbench import __version__
+from dpbench import __version__, code_identity
 from dpbench.errors import ConfigError, DpbenchError
 from dpbench.jobs import job_kind
 from dpbench.jobs.columns import missing_columns
@@ -88,13 +89,22 @@ def _run_locked(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] |
                 f"{results_path} holds results of another configuration (config_hash {', '.join(sorted(stored))}, "
                 f"this one is {cfg.config_hash}); pass force=true to replace them or use another output dir"
             )
-        log.info("skipping %s: finished results already in %s (force=true reruns)", cfg.algorithm, results_path)
-        clear_error_marker(out_dir)
-        return finished
+        stale = code_identity.stale_identities(finished.get("code_identity"))
+        if not stale or cfg.resume == "keep":
+            if stale:
+                log.warning("keeping %s's results in %s, computed by other code (%s; this is %s): they are stale "
+                            "(resume=strict recomputes them)", cfg.algorithm, results_path, ", ".join(stale),
+                            code_identity.current().identity)
+            else:
+                log.info("skipping %s: finished results already in %s (force=true reruns)", cfg.algorithm, results_path)
+            clear_error_marker(out_dir)
+            return finished
+        log.info("recomputing %s: the results in %s were computed by other code (%s; this is %s; resume=keep keeps "
+                 "them)", cfg.algorithm, results_path, ", ".join(stale), code_identity.current().identity)
     if results_path.exists() and not cfg.force:
         log.warning("%s is unreadable or incomplete; rerunning the job", results_path)
     clear_error_marker(out_dir)  # this attempt supersedes an earlier failure
-    store = RunStore(out_dir, cfg.config_hash)
+    store = RunStore(out_dir, cfg.config_hash, code_identity.current().identity, keep_other_code=cfg.resume == "keep")
     if cfg.force:
         store.clear()
 
@@ -118,6 +128,7 @@ def _run_metadata(cfg: RunConfig, dataset_info: dict[str, Any], resolved: dict[s
     packages = ("numpy", "scipy", "scikit-learn", "pandas", "pyarrow", "hydra-core", "omegaconf", "matplotlib")
     return {
         "dpbench_version": __version__,
+        "code": code_identity.current().record(),
         "python": platform.python_version(),
         "packages": {name: _version(name) for name in packages},
         "machine": {"platform": platform.platform(), "machine": platform.machine(), "cpus": os.cpu_count()},

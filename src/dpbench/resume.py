@@ -4,8 +4,10 @@ pre-empted cluster slot) computes only the other 30 when it is started again.
 
 Each run is stored in ``<job dir>/.runs/`` as ``fold{f}_rep{r}.json`` (the results row, in column
 order, and the run's ledger summary) and ``fold{f}_rep{r}.trace.parquet``, written atomically
-(:mod:`dpbench.results`), the JSON last. Runs are stored under the job's config hash: a stored run
-of another configuration is never reused. A fresh run is read back from its files too, so a resumed
+(:mod:`dpbench.results`), the JSON last. Runs are stored under the job's config hash and the
+identity of the code that computed them (:mod:`dpbench.code_identity`): a stored run of another
+configuration is never reused, nor one computed by other code unless ``resume=keep`` (its row then
+keeps the identity it was computed by, and the job shows as stale). A fresh run is read back from its files too, so a resumed
 job's results equal an uninterrupted job's bit for bit (floats round-trip exactly through JSON).
 Seeds derive from (seed, fold, rep) alone (:mod:`dpbench.jobs.glm`), so a run computed in another
 process is the run this one would compute.
@@ -32,11 +34,14 @@ log = logging.getLogger("dpbench")
 
 
 class RunStore:
-    """The finished runs of the job in ``out_dir`` with config hash ``config_hash``."""
+    """The finished runs of the job in ``out_dir`` with config hash ``config_hash``, computed by code
+    ``code`` (or by any code, when ``keep_other_code``)."""
 
-    def __init__(self, out_dir: Path, config_hash: str):
+    def __init__(self, out_dir: Path, config_hash: str, code: str, *, keep_other_code: bool = False):
         self.dir = Path(out_dir) / RUNS_DIR
         self.config_hash = config_hash
+        self.code = code
+        self.keep_other_code = keep_other_code
 
     def _paths(self, fold: int, rep: int) -> tuple[Path, Path]:
         stem = f"fold{fold}_rep{rep}"
@@ -51,6 +56,8 @@ class RunStore:
             record = json.loads(record_path.read_text())
             if record["config_hash"] != self.config_hash:
                 return None
+            if record["code"] != self.code and not self.keep_other_code:
+                return None
             trace = pd.read_parquet(trace_path)
             return dict(record["row"]), trace, record["ledger"]
         except (OSError, ValueError, KeyError, TypeError):  # absent, partial or foreign: run it again
@@ -60,7 +67,7 @@ class RunStore:
         """Store run (fold, rep); the record is written last, so its presence means the run is whole."""
         record_path, trace_path = self._paths(fold, rep)
         write_parquet(trace, trace_path, table="trace")
-        record = {"config_hash": self.config_hash, "row": [[k, _plain(v)] for k, v in row.items()], "ledger": ledger}
+        record = {"config_hash": self.config_hash, "code": self.code, "row": [[k, _plain(v)] for k, v in row.items()], "ledger": ledger}
         write_json(record, record_path)
 
     def run(self, fold: int, rep: int, compute) -> tuple[tuple[dict[str, Any], pd.DataFrame, dict[str, Any]], bool]:

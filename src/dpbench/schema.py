@@ -55,6 +55,8 @@ RESULTS: Mapping[str, tuple[str, str]] = {
     "tuning": (PUBLIC, "how the hyper-parameters were chosen: fixed, private (repeat-and-select, paid) or oracle (test fold, not private)"),
     "dataset_checksum": (PUBLIC, "sha256 over the dataset's published source files and options"),
     "config_hash": (PUBLIC, _ID), "dpbench_version": (PUBLIC, _ID),
+    "code_identity": (PUBLIC, "the code that computed the row: version + hash of dpbench's source (dpbench.code_identity); "
+                              "another identity than the installed one makes the job stale (resume=strict reruns it)"),
     "dim": (PUBLIC, "model dimension (the encoding's, with bias)"),
     # the private output
     "eps_spent": (RELEASE, "ε the ledger spent (depends on the noisy path for adaptive methods)"),

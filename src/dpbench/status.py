@@ -16,9 +16,12 @@ sweeper than Hydra's basic one, a sweep it cannot expand) the expected jobs are 
 the manifest lists them.
 
 A job is *finished* when its ``results.parquet`` is readable (:func:`dpbench.results.read_finished`)
-and not older than an ``error.json``; *failed* when ``error.json`` says why; *incomplete* when its
-directory exists without either (running, killed, or an unreadable results file); *missing* when it
-has no directory. Exit status: 0 when every expected job finished, 1 otherwise, 2 when SWEEP_DIR is
+and not older than an ``error.json``, and *stale* when such results were computed by other code than
+the dpbench running now (their ``code_identity``, :mod:`dpbench.code_identity`; kept by
+``resume=keep``, recomputed by the default ``resume=strict``); *failed* when ``error.json`` says why;
+*incomplete* when its directory exists without either (running, killed, or an unreadable results
+file); *missing* when it has no directory. Exit status: 0 when every expected job finished (stale
+ones included: their results are there, the summary counts them), 1 otherwise, 2 when SWEEP_DIR is
 not a sweep directory. The same report is the sweep's ``manifest.json`` (:mod:`dpbench.sweep`).
 """
 
@@ -32,6 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from dpbench import code_identity
 from dpbench.console import console_command
 from dpbench.errors import DpbenchError
 from dpbench.results import (
@@ -44,7 +48,9 @@ from dpbench.results import (
 
 SWEEP_CONFIG_FILE = "multirun.yaml"
 MANIFEST_FILE = "manifest.json"
-STATUSES = ("finished", "failed", "incomplete", "missing")
+STATUSES = ("finished", "stale", "failed", "incomplete", "missing")
+DONE = ("finished", "stale")
+"""The statuses of a job whose results are on disk."""
 BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
 
 
@@ -65,6 +71,7 @@ class Job:
     status: str = "missing"
     results: str | None = None
     config_hash: str | None = None
+    code_identity: str | None = None
     rows: int | None = None
     error: str | None = None
     note: str | None = None
@@ -87,11 +94,11 @@ class SweepReport:
 
     @property
     def complete(self) -> bool:
-        """True when there is at least one job and every job finished."""
-        return bool(self.jobs) and all(job.status == "finished" for job in self.jobs)
+        """True when there is at least one job and every job finished (stale or not)."""
+        return bool(self.jobs) and all(job.status in DONE for job in self.jobs)
 
     def summary(self) -> str:
-        """One line: ``16 jobs: 14 finished, 1 failed, 1 incomplete, 0 missing``."""
+        """One line: ``16 jobs: 13 finished, 1 stale, 1 failed, 1 incomplete, 0 missing``."""
         counts = ", ".join(f"{n} {status}" for status, n in self.counts().items())
         return f"{len(self.jobs)} job{'s' if len(self.jobs) != 1 else ''}: {counts}"
 
@@ -202,11 +209,17 @@ def inspect_job(sweep_dir: Path, overrides: list[str], job_dir: str) -> Job:
     marker = read_error_marker(path)
     if finished is not None and (marker is None or _mtime(path / ERROR_FILE) < _mtime(results_path)):
         hashes = sorted({str(h) for h in finished["config_hash"]})
-        job.status, job.rows = "finished", len(finished)
+        recorded = finished.get("code_identity")
+        stale = code_identity.stale_identities(recorded)
+        job.status, job.rows = ("stale" if stale else "finished"), len(finished)
         job.results = results_path.relative_to(sweep_dir).as_posix()
         job.config_hash = ",".join(hashes)
-        if len(hashes) != 1:
-            job.note = f"results.parquet mixes {len(hashes)} configurations"
+        job.code_identity = ",".join(sorted({str(c) for c in recorded})) if recorded is not None else None
+        notes = [f"results.parquet mixes {len(hashes)} configurations"] if len(hashes) != 1 else []
+        if stale:
+            notes.append(f"computed by {', '.join(stale)}; this is {code_identity.current().identity} "
+                         "(resume=strict recomputes it)")
+        job.note = "; ".join(notes) or None
     elif marker is not None:
         job.status = "failed"
         job.error = f"{marker.get('type', 'Exception')}: {marker.get('message', '')}".rstrip(": ")
@@ -301,10 +314,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="dpbench-status",
         description="Report which jobs of a dpbench sweep finished, failed, are incomplete or missing. "
-        "Exit status 0 when all finished, 1 otherwise, 2 for a bad directory.",
+        "A finished job computed by other dpbench code is shown as stale. "
+        "Exit status 0 when all finished (stale or not), 1 otherwise, 2 for a bad directory.",
     )
     parser.add_argument("sweep_dir", type=Path, help="the sweep directory (hydra.sweep.dir), e.g. outputs/sweeps/adhoc")
-    parser.add_argument("-q", "--quiet", action="store_true", help="list only the jobs that did not finish")
+    parser.add_argument("-q", "--quiet", action="store_true", help="list only the jobs that did not finish, and stale ones")
     parser.add_argument("--json", action="store_true", help="print the report as JSON (the manifest.json format)")
     args = parser.parse_args(argv)
     try:

@@ -35,11 +35,26 @@ def _command(name: str) -> list[str]:
     return [str(Path(sys.executable).with_name(name))]
 
 
+def _as_computed_by_this_code(sweep: Path) -> None:
+    """Stamp the installed code's identity on every results row of ``sweep``, as if it had just run."""
+    import pandas as pd
+
+    from dpbench import code_identity
+    from dpbench.results import write_parquet
+
+    for path in sweep.rglob("results.parquet"):
+        results = pd.read_parquet(path)
+        write_parquet(results.assign(code_identity=code_identity.current().identity), path, table="results")
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
-    """The report of the two committed example sweeps (copied, so that nothing is written into the checkout)."""
+    """The report of the two committed example sweeps (copied, so that nothing is written into the
+    checkout): han_fig2 as if computed by the installed code, the leaderboard as committed (computed by
+    older code: its jobs are stale)."""
     work = tmp_path_factory.mktemp("report")
     shutil.copytree(EXAMPLES, work / "sweeps")
+    _as_computed_by_this_code(work / "sweeps" / "han_fig2")
     out = work / "report.html"
     done = subprocess.run(
         [*_command("dpbench-report"), "sweeps/leaderboard", "sweeps/han_fig2", "--out", str(out)],
@@ -59,7 +74,9 @@ def test_every_section_is_in_the_page(report):
     han = page[page.index('id="sweep-1"'):]
     assert 'data-figure="han.fig2"' in han and re.search(r'class="verdict (HOLDS|FAILS)"', han)
     assert "pwa_subgradient" in page[page.index('id="sweep-1-ledgers"'):page.index('id="sweep-1-status"')]
-    assert "12 jobs: 12 finished, 0 failed" in han
+    assert "12 jobs: 12 finished, 0 stale, 0 failed" in han and "Stale jobs" not in han
+    board = page[page.index('id="sweep-0"'):page.index('id="sweep-1"')]
+    assert re.search(r"\d+ jobs: 0 finished, \d+ stale, 0 failed", board) and "Stale jobs" in board
 
 
 def test_nothing_in_the_page_points_outside_it(report):

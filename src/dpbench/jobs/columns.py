@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from dpbench import __version__
+from dpbench import __version__, code_identity
 from dpbench.jobs.ledgers import run_accountant
 from dpbench.privacy.neighbouring import resolve, run_budget
 from dpbench.results import TRACE_COLUMNS, param_columns
@@ -29,6 +29,7 @@ RUN_COLUMNS = (
 )
 PROVENANCE_COLUMNS = (
     "experiment", "variant", "params", "scaling", "guarantee_valid", "dataset_checksum", "config_hash", "dpbench_version",
+    "code_identity",
 )
 #: Every results row of every kind of job carries these (a kind adds its own after them).
 CORE_COLUMNS = IDENTITY_COLUMNS + RUN_COLUMNS + PROVENANCE_COLUMNS
@@ -79,8 +80,9 @@ def identity_columns(cfg: RunConfig) -> dict[str, Any]:
 def provenance_columns(cfg: RunConfig, dataset_checksum: str, scaling: str = "none") -> dict[str, Any]:
     """The results columns that say where a row comes from: preset, hyper-parameters (as JSON in
     ``params`` and one ``p_<name>`` column each), data (and how its features were scaled), config,
-    version. ``guarantee_valid`` is False when the data were prepared with something the privacy
-    guarantee does not cover (``data.scaling=whole_file``)."""
+    version and the code that computed it (:mod:`dpbench.code_identity`). ``guarantee_valid`` is
+    False when the data were prepared with something the privacy guarantee does not cover
+    (``data.scaling=whole_file``)."""
     return {
         "experiment": cfg.experiment,
         "variant": cfg.variant,
@@ -91,6 +93,7 @@ def provenance_columns(cfg: RunConfig, dataset_checksum: str, scaling: str = "no
         "dataset_checksum": dataset_checksum,
         "config_hash": cfg.config_hash,
         "dpbench_version": __version__,
+        "code_identity": code_identity.current().identity,
     }
 
 

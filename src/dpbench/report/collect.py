@@ -86,6 +86,7 @@ class SweepSummary:
     status_line: str
     failed: list[tuple[str, str]]  # (job overrides, error line)
     unfinished: list[tuple[str, str]]  # (job overrides, status)
+    stale: list[tuple[str, str]]  # (job overrides, which code computed it): results of other code than this
     results: pd.DataFrame
     figures: list[FigureSection]
     ledgers: list[MethodLedger]
@@ -111,6 +112,7 @@ def summarise(sweep_dir: Path, audit: pd.DataFrame | None = None, progress=None)
         status_line=report.summary() if report else f"one job directory, {results['job_dir'].nunique()} results file(s)",
         failed=[(" ".join(job.overrides), job.error or "") for job in report.jobs if job.status == "failed"] if report else [],
         unfinished=[(" ".join(j.overrides), j.status) for j in report.jobs if j.status in ("incomplete", "missing")] if report else [],
+        stale=[(" ".join(j.overrides), j.note or "") for j in report.jobs if j.status == "stale"] if report else [],
         results=results,
         figures=figures_for(sweep_dir, results, experiments, progress),
         ledgers=method_ledgers(results, runs, audit),
@@ -282,6 +284,7 @@ def provenance(results: pd.DataFrame, runs: dict[str, dict[str, Any]]) -> dict[s
     datasets = results.groupby("dataset")["dataset_checksum"].agg(lambda c: ", ".join(sorted(set(map(str, c)))))
     return {
         "dpbench_versions": _distinct(results.get("dpbench_version", [])),
+        "code_identities": _distinct(results.get("code_identity", ["unrecorded"])),
         "config_hashes": len(set(results["config_hash"])),
         "jobs_with_run_json": len(runs),
         "datasets": datasets.to_dict(),

@@ -14,7 +14,7 @@ import math
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from dpbench import __version__
+from dpbench import code_identity
 from dpbench.plot.style import style
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ th.sorted-asc::after { content: " \\25B2"; } th.sorted-desc::after { content: " 
 img.figure { max-width: 100%; border: 1px solid #eef1f6; }
 .verdict { display: inline-block; min-width: 54px; text-align: center; font-weight: 600; border-radius: 4px; padding: 0 6px; }
 .HOLDS, .ok { background: #dff3e4; color: #17602b; } .FAILS, .bad { background: #fbe0e0; color: #8a1c1c; }
-.PARTLY { background: #fdf0d5; color: #7a4b00; } .verdict:not(.HOLDS):not(.FAILS):not(.PARTLY):not(.ok):not(.bad) { background: #eceff3; color: #333; }
+.PARTLY, .stale { background: #fdf0d5; color: #7a4b00; } .verdict:not(.HOLDS):not(.FAILS):not(.PARTLY):not(.ok):not(.bad):not(.stale) { background: #eceff3; color: #333; }
 .muted { color: #6b7587; } .error { color: #8a1c1c; } code { background: #eef1f6; padding: 0 3px; border-radius: 3px; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
 details { margin: 6px 0; } summary { cursor: pointer; color: #2456b3; }
@@ -141,12 +141,18 @@ def status_html(summary: SweepSummary) -> str:
         parts.append("<h4>Failed jobs</h4>" + table(["job", "error"], [list(f) for f in summary.failed]))
     if summary.unfinished:
         parts.append("<h4>Unfinished jobs</h4>" + table(["job", "status"], [list(u) for u in summary.unfinished]))
+    if summary.stale:
+        parts.append(f"<h4>Stale jobs {verdict('stale')}</h4><p>Computed by other dpbench code than "
+                     f"{esc(code_identity.current().identity)}, which wrote this page; rerunning the sweep "
+                     "(<code>resume=strict</code>, the default) recomputes them.</p>"
+                     + table(["job", "code"], [list(s) for s in summary.stale]))
     return "".join(parts)
 
 
 def provenance_html(p: dict) -> str:
     rows = [
         ["dpbench version", ", ".join(p["dpbench_versions"])],
+        ["code identity (dpbench.code_identity)", ", ".join(p["code_identities"])],
         ["configurations (config hashes)", p["config_hashes"]],
         ["jobs with run.json", p["jobs_with_run_json"]],
         ["python", ", ".join(p["python"])],
@@ -194,7 +200,7 @@ def render(summaries: list[SweepSummary]) -> str:
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>dpbench report</title><style>{STYLE}</style></head><body>"
-        f"<header><h1>dpbench report</h1><p>{len(summaries)} sweep(s) · written {written} by dpbench {esc(__version__)}</p></header>"
+        f"<header><h1>dpbench report</h1><p>{len(summaries)} sweep(s) · written {written} by dpbench {esc(code_identity.current().identity)}</p></header>"
         f"<nav>{nav}</nav><main>{index}{leaderboard_section(leaderboard)}"
         + "".join(sweep_section(i, s) for i, s in enumerate(summaries))
         + f"</main><script>{SCRIPT}</script></body></html>\n"

@@ -1,0 +1,100 @@
+"""Which code computed a result: dpbench's version, a hash of the installed source that computes
+results, and the git commit when the source is a git checkout.
+
+A job's results rows carry the identity (column ``code_identity``, e.g. ``0.1.0+src.3fa2b1c9d0e4``)
+and ``run.json`` the whole record. Because the version alone does not change with every fix, the
+identity hashes the source itself: every ``*.py`` file of the installed ``dpbench`` package (its
+path relative to the package and its bytes, in path order), except the parts that only read
+results and never compute them (:data:`READERS_ONLY`). A job whose rows were computed by another
+identity is *stale*: ``resume=strict`` (the default) computes it again, ``resume=keep`` keeps it and
+``dpbench-status`` and ``dpbench-report`` show it as stale. The identity is not part of the job's
+``config_hash``: the same configuration computed by other code is the same job, possibly stale.
+
+Importing this module imports nothing heavy; :func:`current` reads the source once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from dpbench import __version__
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+READERS_ONLY = ("plot", "report", "verify", "audit", "status.py", "cli_help.py")
+"""Subpackages and modules of dpbench that read results or explain the tool and never compute a
+result: editing them leaves finished results current."""
+DIGEST_CHARS = 12
+
+
+@dataclass(frozen=True)
+class CodeIdentity:
+    """``identity`` = ``<version>+src.<first 12 hex digits of source_sha256>``; git_commit and
+    git_dirty are None outside a git checkout (an installed wheel)."""
+
+    identity: str
+    version: str
+    source_sha256: str
+    git_commit: str | None
+    git_dirty: bool | None
+
+    def record(self) -> dict[str, Any]:
+        """The record ``run.json`` keeps under ``code``."""
+        return asdict(self)
+
+
+def source_files(package_dir: Path = PACKAGE_DIR) -> list[Path]:
+    """The package's ``*.py`` files that compute results, in the order they are hashed."""
+    return sorted(
+        (path for path in package_dir.rglob("*.py") if path.relative_to(package_dir).parts[0] not in READERS_ONLY),
+        key=lambda path: path.relative_to(package_dir).as_posix(),
+    )
+
+
+def source_sha256(package_dir: Path = PACKAGE_DIR) -> str:
+    """sha256 over (relative path, NUL, length, NUL, bytes) of every file of :func:`source_files`."""
+    digest = hashlib.sha256()
+    for path in source_files(package_dir):
+        data = path.read_bytes()
+        digest.update(f"{path.relative_to(package_dir).as_posix()}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(PACKAGE_DIR), *args], capture_output=True, text=True, timeout=10,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+@functools.cache
+def current() -> CodeIdentity:
+    """The identity of the dpbench running in this process (computed once)."""
+    digest = source_sha256()
+    tracked = bool(_git("ls-files", "--", "__init__.py"))  # the package is this checkout's, not a venv inside it
+    commit = _git("rev-parse", "HEAD") if tracked else None
+    status = _git("status", "--porcelain", "--", ".") if commit else None
+    return CodeIdentity(
+        identity=f"{__version__}+src.{digest[:DIGEST_CHARS]}",
+        version=__version__,
+        source_sha256=digest,
+        git_commit=commit,
+        git_dirty=None if status is None else bool(status),
+    )
+
+
+def stale_identities(recorded) -> list[str]:
+    """The identities in ``recorded`` (a results column, or None when the file has no such column:
+    results from before identities were recorded) other than :func:`current`'s; ``["unrecorded"]``
+    for a file without the column."""
+    if recorded is None:
+        return ["unrecorded"]
+    now = current().identity
+    return sorted({str(value) for value in recorded if str(value) != now})
