@@ -106,7 +106,7 @@ def test_results_from_before_code_identities_are_stale(compose_run_config, tmp_p
     path = tmp_path / "results.parquet"
     pd.read_parquet(path).drop(columns="code_identity").to_parquet(path)
     job = inspect_job(tmp_path.parent, [], tmp_path.name)
-    assert job.status == "stale" and "unrecorded" in job.note
+    assert job.status == "stale" and "computed before dpbench recorded code identities" in job.note
     assert _identities(run_job(compose_run_config(*JOB), tmp_path)) == {code_identity.current().identity}
 
 

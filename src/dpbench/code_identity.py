@@ -98,3 +98,11 @@ def stale_identities(recorded) -> list[str]:
         return ["unrecorded"]
     now = current().identity
     return sorted({str(value) for value in recorded if str(value) != now})
+
+
+def stale_note(stale: list[str]) -> str:
+    """What :func:`stale_identities` found, for a person: which code computed the job, and this one."""
+    known = [identity for identity in stale if identity != "unrecorded"]
+    who = [*([f"computed by {', '.join(known)}"] if known else []),
+           *(["computed before dpbench recorded code identities"] if "unrecorded" in stale else [])]
+    return f"{' and '.join(who)}; this is {current().identity} (resume=strict recomputes it)"

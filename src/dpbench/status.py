@@ -217,8 +217,7 @@ def inspect_job(sweep_dir: Path, overrides: list[str], job_dir: str) -> Job:
         job.code_identity = ",".join(sorted({str(c) for c in recorded})) if recorded is not None else None
         notes = [f"results.parquet mixes {len(hashes)} configurations"] if len(hashes) != 1 else []
         if stale:
-            notes.append(f"computed by {', '.join(stale)}; this is {code_identity.current().identity} "
-                         "(resume=strict recomputes it)")
+            notes.append(code_identity.stale_note(stale))
         job.note = "; ".join(notes) or None
     elif marker is not None:
         job.status = "failed"
