@@ -3,8 +3,11 @@
 ``tests/reference/numerical.json`` holds, for each case below, what the engine produced on
 commit 7e38878 (before the performance work of issue 19): every run's released weights, its
 ledger summary, its trace (iteration, objective, ε spent) and its results metrics. The test reruns
-each case in float64 and requires identical ledgers (events, counts, ε spent: exactly equal) and
-weights, objectives and accuracies equal to 1e-12 relative (``RTOL``). Regenerate the file only for
+each case in float64 and requires identical ledgers (events and counts exactly equal, ε spent to
+``EPS_RTOL``) and weights, objectives and accuracies equal to 1e-12 relative (``RTOL``). ε spent is
+not required bit for bit: it is a sum of special functions (logs, exps, log-sum-exps over the RDP
+orders) whose last bit moves between numpy/scipy releases (numpy 2.4.6 / scipy 1.17.1 moved
+DP-BLSGD's 0.49981691210499046 to …035, one unit in the 15th digit), with every event the same. Regenerate the file only for
 a change that is meant to alter numbers, and say why in the commit:
 
     DPBENCH_WRITE_REFERENCE=1 DPBENCH_DATA=../shared/data pytest -n 0 tests/test_numerical_identity.py
@@ -41,6 +44,7 @@ from dpbench.resume import RunStore
 
 REFERENCE = Path(__file__).parent / "reference" / "numerical.json"
 RTOL = 1e-12
+EPS_RTOL = 1e-13  # ε spent recomputed from identical events: a few units in the last place
 
 # the trace cadence as the reference was recorded: about 200 records (no bound on their share)
 SMALL = ("dataset.n=2000", "dataset.seed=1", "progress=false", "privacy.eps=0.5", "trace.max_share=null")
@@ -112,6 +116,18 @@ def _close(a, b) -> bool:
     return a == b
 
 
+def _same_ledgers(got: list[dict], want: list[dict]) -> bool:
+    """Equal ledger summaries: every field exactly, but ε spent to ``EPS_RTOL`` relative."""
+    if len(got) != len(want):
+        return False
+    for a, b in zip(got, want):
+        if {k: v for k, v in a.items() if k != "eps_spent"} != {k: v for k, v in b.items() if k != "eps_spent"}:
+            return False
+        if not math.isclose(a["eps_spent"], b["eps_spent"], rel_tol=EPS_RTOL):
+            return False
+    return True
+
+
 @pytest.fixture(scope="module")
 def reference():
     if os.environ.get("DPBENCH_WRITE_REFERENCE") == "1":
@@ -130,7 +146,7 @@ def test_numbers_match_the_reference(case, reference, compose_run_config, shared
         REFERENCE.write_text(json.dumps({**stored, case: got}, indent=None, sort_keys=True))
         return
     want = reference[case]
-    assert got["ledgers"] == want["ledgers"], f"{case}: the ledger changed"
+    assert _same_ledgers(got["ledgers"], want["ledgers"]), f"{case}: the ledger changed"
     for key in ("rows", "trace"):
         for column, values in want[key].items():
             assert _close(got[key][column], values), f"{case}: {key}.{column} moved beyond {RTOL}"
@@ -176,8 +192,8 @@ def test_float32_runs_agree_with_float64_at_the_same_epsilon(case, reference, co
         shared_data("adult_a9a/a9a.gz", "adult_a9a/a9a.t.gz")
     got = _run(compose_run_config, (*CASES[case], "data.dtype=float32"), tmp_path)
     want = reference[case]
-    assert got["ledgers"] == want["ledgers"], f"{case}: float32 changed the ledger"
-    assert got["rows"]["eps_spent"] == want["rows"]["eps_spent"]
+    assert _same_ledgers(got["ledgers"], want["ledgers"]), f"{case}: float32 changed the ledger"
+    assert np.allclose(got["rows"]["eps_spent"], want["rows"]["eps_spent"], rtol=EPS_RTOL, atol=0.0)
     weights = _weight_deviation(got["weights"], want["weights"])
     objective = _relative(got["rows"]["train_objective"], want["rows"]["train_objective"])
     fstar = _relative(got["rows"]["fstar"], want["rows"]["fstar"])

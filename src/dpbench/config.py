@@ -311,6 +311,8 @@ class RunConfig:
             d.pop("scaling")
         if self.dtype == "float64":  # keeps the hashes of jobs from before data.dtype existed
             d.pop("dtype")
+        if d["algorithm_params"].get("fidelity") == "correct":  # likewise for the default algorithm.fidelity
+            d["algorithm_params"].pop("fidelity")
         return d
 
     @property

@@ -124,6 +124,23 @@ class Tracer:
         )
 
 
+FIDELITIES = ("correct", "paper", "authors_code")
+"""How faithfully a method follows what was published (``algorithm.fidelity``): ``correct`` —
+dpbench's implementation, whose every release its privacy analysis covers (the default);
+``paper`` — the paper as printed, where that differs; ``authors_code`` — the authors' public code's
+logic, where that differs. docs/results/deviations.md measures each difference."""
+
+
+@dataclass(frozen=True)
+class FidelityMode:
+    """A non-``correct`` fidelity of one method: what it changes (``changes``, one line per
+    deviation, each naming its source) and, when the run's (ε, δ) no longer holds, why
+    (``breaks_guarantee``; "" when the guarantee still holds)."""
+
+    changes: tuple[str, ...]
+    breaks_guarantee: str = ""
+
+
 class Algorithm:
     """Base class of every method; subclasses are dataclasses whose fields are hyper-parameters.
 
@@ -158,6 +175,10 @@ class Algorithm:
         entries hold; :meth:`relation_mode` may refine them by hyper-parameter
     paper_relation : the relation its paper proves, used under ``privacy.neighbouring=native``
     relation_reason : why a relation missing from ``relations`` cannot be met (the config error says it)
+    fidelity_modes : the non-``correct`` fidelities the method has (:data:`FIDELITIES`, a
+        :class:`FidelityMode` each); a method with any has a ``fidelity`` hyper-parameter, checked by
+        :meth:`_check_fidelity`. A mode that breaks the guarantee labels every row it writes
+        (``guarantee_valid = False``, ``guarantee_note``), and no ranking ranks it
     privacy_unit : what one neighbouring step changes: ``record`` (a training row), ``node_sample``
         (liu_dda: one sample of one node's local data; the nodes and their q are public),
         ``validation_row`` (kusner_bo: a row of the sensitive validation set V; the training set, Λ
@@ -179,6 +200,7 @@ class Algorithm:
     paper_relation: ClassVar[str] = "add_remove"
     relation_reason: ClassVar[str] = ""
     privacy_unit: ClassVar[str] = "record"
+    fidelity_modes: ClassVar[dict[str, FidelityMode]] = {}
 
     def _require_positive(self, *keys: str, allow_none: bool = False) -> None:
         """Raise a ValueError naming the first hyper-parameter in ``keys`` that is not finite and > 0
@@ -213,6 +235,15 @@ class Algorithm:
         for key in keys:
             if not isinstance(getattr(self, key), bool):
                 raise ValueError(f"{self.name}: {key} must be true or false, got {getattr(self, key)!r}")
+
+    def _check_fidelity(self) -> None:
+        """Raise a ValueError unless ``fidelity`` is ``correct`` or one of this method's modes."""
+        self._require_choice("fidelity", ("correct", *self.fidelity_modes))
+
+    @property
+    def fidelity_mode(self) -> FidelityMode | None:
+        """The mode this instance runs in; None for ``correct`` (and for methods without modes)."""
+        return self.fidelity_modes.get(getattr(self, "fidelity", "correct"))
 
     @classmethod
     def check_model(cls, reg: float, l1_reg: float) -> None:

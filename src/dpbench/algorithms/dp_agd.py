@@ -17,6 +17,15 @@ noise, ε_nmax-DP because the clipped-loss sums are monotone under adding a reco
 2014, Claim 3.9); the public code draws one-sided exponential noise of the same scale. The scores
 are the clipped loss sums plus the (data-independent) n·(μ/2)‖v‖², so the step is chosen on the
 regularised objective the run is measured on.
+
+``fidelity=authors_code`` follows the public code (``algo/agd_rho.py``) where it differs, line for
+line (:data:`AUTHORS_CODE`): its noisy min adds the exponential noise to the *scores*
+(:func:`dpbench.privacy.published.noisy_min_exponential_subtracted`, not ε-DP: its rows are labelled
+``guarantee_valid = False``); it moves to candidate idx − 1 of the chosen idx; a resampled gradient is
+averaged with the iteration's *first* noisy draw, not with the running estimate; it scores the
+clipped losses without the regulariser; and its budget counter charges the gradient of every
+successful iteration twice (at the top of the loop and after the step), so it stops earlier than
+the releases require. The ledger charges each release once, as made.
 """
 
 from __future__ import annotations
@@ -27,12 +36,26 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpbench.algorithms.base import Algorithm, FitResult, Tracer
+from dpbench.algorithms.base import Algorithm, FidelityMode, FitResult, Tracer
 from dpbench.privacy.events import GaussianEvent, PureDPEvent
 from dpbench.privacy.mechanisms import gaussian_mechanism, report_noisy_max
+from dpbench.privacy.published import noisy_min_exponential_subtracted
+from dpbench.privacy.zcdp import zcdp_rho_for_epsilon
 from dpbench.problems.products import matvec
 
 _SCORE_BLOCK_ENTRIES = 1 << 16  # candidate scoring in row blocks of ≤ 512 KB per buffer (they stay in cache)
+
+AUTHORS_CODE = FidelityMode(
+    changes=(
+        "noisy min = argmin(clipped loss + Exp(C_obj/ε_nmax)) (common/noisy_max.py, bmin=True), not report-noisy-max",
+        "the step applied is candidate idx − 1 of the chosen idx (agd_rho.py: w = candidate[idx-1])",
+        "a resampled gradient is averaged with the iteration's first noisy draw (grad_avg(..., noisy_unnorm, ...))",
+        "the noisy-min scores omit the regulariser (loss_func(theta, X, y, clip=obj_clip))",
+        "the budget counter charges a successful iteration's gradient twice (rho -= rho_ng after the step too)",
+    ),
+    breaks_guarantee="the noisy min adds one-sided exponential noise to the scores, which is not ε_nmax-DP",
+)
+"""DP-AGD as the public code (ppmlguy/DP-AGD, algo/agd_rho.py and common/) runs it."""
 
 
 @dataclass
@@ -56,13 +79,16 @@ class DPAGD(Algorithm):
     step_update_every: int = 10
     step_growth: float = 1.1
     max_iterations: int | None = None
+    fidelity: str = "correct"
 
     name: ClassVar[str] = "dp_agd"
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "zcdp"
     adaptive_stopping: ClassVar[bool] = True  # ρ per step chosen from noisy outputs: a zCDP budget filter
+    fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"authors_code": AUTHORS_CODE}
 
     def __post_init__(self) -> None:
+        self._check_fidelity()
         self._require_positive("clip_grad", "clip_obj", "gamma", "max_step", "step_growth")
         for key in ("splits", "n_candidates", "step_update_every"):
             if getattr(self, key) < 1:
@@ -77,9 +103,11 @@ class DPAGD(Algorithm):
         return eps_nmax**2 / (4.0 * math.log(1.25 / delta)), eps_nmax**2 / 2.0
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
+        authors = self.fidelity == "authors_code"
         rho_ng, rho_nmax = self.initial_budgets(ledger.epsilon, ledger.delta)
         eps_nmax = math.sqrt(2.0 * rho_nmax)
         select = PureDPEvent(eps_nmax)
+        counter = _AuthorsCounter(ledger, rho_nmax) if authors else None
         w = np.zeros(problem.dim)
         max_step, chosen = self.max_step, []
         tracer.record(0, w, step_size=0.0, rho_grad=rho_ng)
@@ -88,8 +116,10 @@ class DPAGD(Algorithm):
             gradient_event = GaussianEvent(1.0 / math.sqrt(2.0 * rho_ng))
             if not (ledger.can_afford(gradient_event) and ledger.can_afford(select)):
                 break
+            if counter is not None and not counter.pay_if_used(rho_ng):
+                break
             clipped_sum = problem.clipped_gradient_sum(w, None, self.clip_grad)
-            noisy = self._noisy(clipped_sum, rho_ng, rng, ledger)
+            noisy = first = self._noisy(clipped_sum, rho_ng, rng, ledger)
             steps = np.linspace(0.0, max_step, self.n_candidates + 1)
             index = 0
             while index == 0:
@@ -97,21 +127,22 @@ class DPAGD(Algorithm):
                     break
                 direction = noisy / np.linalg.norm(noisy) + problem.regulariser_gradient(w)
                 candidates = w[None, :] - steps[:, None] * direction[None, :]
-                scores = self._scores(problem, w, direction, steps, candidates)
-                index = report_noisy_max(
-                    -scores, sensitivity=self.clip_obj, epsilon=eps_nmax, rng=rng, ledger=ledger, monotonic=True,
-                    label="dp_agd.noisy_min",
-                )
+                scores = self._scores(problem, w, direction, steps, candidates, regularised=not authors)
+                index = self._noisy_min(scores, eps_nmax, rng, ledger)
                 if index > 0:
-                    w = candidates[index]
+                    w = candidates[index - 1 if authors else index]
                     chosen.append(steps[index])
+                    if counter is not None:
+                        counter.rho -= rho_ng  # agd_rho.py charges the step's gradient a second time
                     break
                 extra = self.gamma * rho_ng  # budget increase: ρ_ng ← (1 + γ)ρ_ng
                 if not ledger.can_afford(GaussianEvent(1.0 / math.sqrt(2.0 * extra))):
                     break
+                if counter is not None and not counter.pay_if_used(extra):
+                    break
                 fresh = self._noisy(clipped_sum, extra, rng, ledger)
                 weight = rho_ng / (rho_ng + extra)
-                noisy = weight * noisy + (1.0 - weight) * fresh
+                noisy = weight * (first if authors else noisy) + (1.0 - weight) * fresh
                 rho_ng += extra
             t += 1
             if t % self.step_update_every == 0 and chosen:
@@ -119,14 +150,24 @@ class DPAGD(Algorithm):
             tracer.record(t, w, step_size=float(steps[index]), rho_grad=rho_ng, max_step=max_step)
         return FitResult(w=w, n_iterations=t, info={"final_rho_grad": rho_ng})
 
+    def _noisy_min(self, scores: np.ndarray, eps_nmax: float, rng, ledger) -> int:
+        """The index of the chosen candidate step: report-noisy-max on −scores (monotone, ε_nmax-DP),
+        or the public code's noisy min under ``fidelity=authors_code``."""
+        if self.fidelity == "authors_code":
+            return noisy_min_exponential_subtracted(scores, sensitivity=self.clip_obj, epsilon=eps_nmax, rng=rng,
+                                                    ledger=ledger, label="dp_agd.noisy_min")
+        return report_noisy_max(-scores, sensitivity=self.clip_obj, epsilon=eps_nmax, rng=rng, ledger=ledger,
+                                monotonic=True, label="dp_agd.noisy_min")
+
     def _noisy(self, clipped_sum: np.ndarray, rho: float, rng, ledger) -> np.ndarray:
         return gaussian_mechanism(
             clipped_sum, sensitivity=self.clip_grad, noise_multiplier=1.0 / math.sqrt(2.0 * rho), rng=rng, ledger=ledger,
             label="dp_agd.gradient",
         )
 
-    def _scores(self, problem, w, direction, steps, candidates: np.ndarray) -> np.ndarray:
-        """Σ_i min(ℓ_i(v), C_obj) + n̄(μ/2)‖v‖² for every candidate v = w − η·direction (n̄ public).
+    def _scores(self, problem, w, direction, steps, candidates: np.ndarray, *, regularised: bool = True) -> np.ndarray:
+        """Σ_i min(ℓ_i(v), C_obj) + n̄(μ/2)‖v‖² for every candidate v = w − η·direction (n̄ public;
+        without the regulariser term when not ``regularised``).
 
         The margins of all candidates come from two products, y ⊙ (Xw − η·X·direction), instead of
         one product per candidate; they are scored in blocks of rows in two reused buffers, never
@@ -149,5 +190,25 @@ class DPAGD(Algorithm):
             problem.loss.value(margins[:m], out=values[1 : m + 1])
             np.minimum(values[1 : m + 1], self.clip_obj, out=values[1 : m + 1])
             values[0] = np.add.reduce(values[: m + 1], axis=0)
+        if not regularised:
+            return values[0]
         return values[0] + problem.n_public * 0.5 * problem.reg * np.einsum("ij,ij->i", candidates, candidates)
+
+
+class _AuthorsCounter:
+    """The public code's zCDP budget counter ``rho`` (agd_rho.py), which decides when a
+    ``fidelity=authors_code`` run stops. It starts at the ledger's whole budget ρ; the code draws a
+    gradient (or a resampled one), pays for it, then pays ρ_nmax for a noisy min and stops when the
+    counter went negative, discarding both. :meth:`pay_if_used` pays only for a gradient that noisy
+    min will use, and refuses it otherwise, so no release is made that the run would discard."""
+
+    def __init__(self, ledger, rho_nmax: float) -> None:
+        self.rho = zcdp_rho_for_epsilon(ledger.epsilon, ledger.delta)  # common/param.py dp_to_zcdp
+        self.rho_nmax = rho_nmax
+
+    def pay_if_used(self, rho_gradient: float) -> bool:
+        if self.rho <= 0.0 or self.rho - rho_gradient - self.rho_nmax < 0.0:
+            return False
+        self.rho -= rho_gradient + self.rho_nmax
+        return True
 

@@ -28,8 +28,8 @@ RUN_COLUMNS = (
     "suboptimality", "n_iterations", "grad_evals", "obj_evals", "wall_time_s", "n_train", "n_test", "dim",
 )
 PROVENANCE_COLUMNS = (
-    "experiment", "variant", "params", "scaling", "guarantee_valid", "dataset_checksum", "config_hash", "dpbench_version",
-    "code_identity",
+    "experiment", "variant", "params", "scaling", "fidelity", "guarantee_valid", "guarantee_note", "dataset_checksum",
+    "config_hash", "dpbench_version", "code_identity",
 )
 #: Every results row of every kind of job carries these (a kind adds its own after them).
 CORE_COLUMNS = IDENTITY_COLUMNS + RUN_COLUMNS + PROVENANCE_COLUMNS
@@ -81,20 +81,41 @@ def provenance_columns(cfg: RunConfig, dataset_checksum: str, scaling: str = "no
     """The results columns that say where a row comes from: preset, hyper-parameters (as JSON in
     ``params`` and one ``p_<name>`` column each), data (and how its features were scaled), config,
     version and the code that computed it (:mod:`dpbench.code_identity`). ``guarantee_valid`` is
-    False when the data were prepared with something the privacy guarantee does not cover
-    (``data.scaling=whole_file``)."""
+    False, and ``guarantee_note`` says why, when something the privacy guarantee does not cover
+    prepared the data, chose the hyper-parameters or ran the method (:func:`guarantee_breaches`)."""
+    breaches = guarantee_breaches(cfg, scaling)
     return {
         "experiment": cfg.experiment,
         "variant": cfg.variant,
         "params": json.dumps(cfg.algorithm_params, sort_keys=True),
         **param_columns(cfg.algorithm_params),
         "scaling": scaling,
-        "guarantee_valid": scaling != "whole_file" and cfg.tuning.mode != "oracle",
+        "fidelity": cfg.algorithm_params.get("fidelity", "correct"),
+        "guarantee_valid": not breaches,
+        "guarantee_note": "; ".join(breaches),
         "dataset_checksum": dataset_checksum,
         "config_hash": cfg.config_hash,
         "dpbench_version": __version__,
         "code_identity": code_identity.current().identity,
     }
+
+
+def guarantee_breaches(cfg: RunConfig, scaling: str) -> list[str]:
+    """Why a row's (ε, δ) is not a guarantee, one reason each: the features were scaled with the
+    whole file (``data.scaling=whole_file``), the hyper-parameters were chosen on the test fold
+    (``tuning=oracle``), or the method ran in a fidelity mode that breaks its guarantee
+    (:class:`~dpbench.algorithms.base.FidelityMode`). Empty when it is one."""
+    from dpbench.algorithms.registry import make_algorithm
+
+    reasons = []
+    if scaling == "whole_file":
+        reasons.append("data.scaling=whole_file: min–max ranges fitted on every row, test fold included")
+    if cfg.tuning.mode == "oracle":
+        reasons.append("tuning=oracle: hyper-parameters chosen on the test fold")
+    mode = make_algorithm(cfg.algorithm, cfg.algorithm_params).fidelity_mode
+    if mode is not None and mode.breaks_guarantee:
+        reasons.append(f"fidelity={cfg.algorithm_params['fidelity']}: {mode.breaks_guarantee}")
+    return reasons
 
 
 def trace_identity(cfg: RunConfig) -> dict[str, Any]:
