@@ -13,7 +13,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from dpbench.plot import chen_lee, generic, han, kuru, kusner, leaderboard, liu
+from dpbench.plot import chen_lee, deviations, generic, han, kuru, kusner, leaderboard, liu
 from dpbench.plot.io import load_jobs, load_results
 
 
@@ -52,6 +52,7 @@ FIGURES: dict[str, FigureRecipe] = {
         FigureRecipe("liu.fig4", "liu_dda Fig. 4: as Fig. 2 for the ℓ1-SVM (experiment=liu_fig4), + summary with claims", liu.fig2, "liu_fig4", liu.summary, load_jobs),
         FigureRecipe("kusner.fig1", "kusner_bo Fig. 1: multi-task GP log likelihood against k₁(V, V′), a line per validation size (experiment=kusner_fig1), + summary with claims", kusner.fig1, "kusner_fig1", kusner.summary),
         FigureRecipe("leaderboard", "every private method ranked per dataset × ε (mean ± 95% CI), average rank, Friedman test and Nemenyi critical difference; refuses mixed relations or configurations", leaderboard.figure, "leaderboard", leaderboard.table),
+        FigureRecipe("deviations", "issue 22: each fidelity mode (paper as printed, authors' code) against fidelity=correct per method, dataset and ε, with 95% intervals, and the papers' claims per mode (experiment=deviations_<paper>)", deviations.figure, "deviations", deviations.table),
         FigureRecipe("kusner.utility", "kusner_bo beyond the paper: |ṽ − max v_t|, validation and test accuracy of λ̃ against ε (experiment=kusner_utility or kusner_utility_logreg), + summary", kusner.utility, "kusner_utility", kusner.summary),
     )
 }

@@ -1,0 +1,179 @@
+"""Why a reproduction differs (issue 22): every fidelity mode of a method against ``correct``, and which
+of the paper's claims hold in which mode. ``dpbench-plot deviations DIR`` on sweeps of the
+``experiment=deviations_<paper>`` presets writes docs/results/deviations.{png,md}.
+
+A *point* is one setting of a method — paper, method, dataset, model, ε, δ, relation and every
+hyper-parameter but ``fidelity``. Its *headline* is the mean test accuracy over folds × reps, or,
+for methods measured by their suboptimality (kuru_acc: no test accuracy), the mean
+log₁₀(F(x_T) − F*). Per point and mode: the mean with a 95 % Student-t interval; per mode other than
+``correct``: the difference from ``correct`` with a 95 % Welch interval, and whether the mode's ε is a
+guarantee (``guarantee_valid``). A mode's changes are listed from its declaration
+(:class:`~dpbench.algorithms.base.FidelityMode`). The paper's claims (where a recipe checks them,
+:data:`CLAIMS`) are checked on the rows of each mode: the mode's rows for the methods that have it,
+``correct`` rows for the others.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from scipy import stats
+
+from dpbench.errors import DpbenchError
+from dpbench.plot import chen_lee
+from dpbench.plot.style import variant
+
+POINT = ["paper", "algorithm", "dataset", "model", "eps", "delta", "neighbouring"]
+CLAIMS: dict[str, Callable[[pd.DataFrame], list[str]]] = {"chen_lee": chen_lee.claims}
+"""paper → the markdown lines checking its claims on one mode's rows."""
+
+
+def _headline(df: pd.DataFrame) -> tuple[pd.Series, str]:
+    """(value per row, its name): test accuracy, or log₁₀ suboptimality where every accuracy is NaN."""
+    if "test_accuracy" in df.columns and df["test_accuracy"].notna().any():
+        return df["test_accuracy"], "test accuracy"
+    if "suboptimality" in df.columns and df["suboptimality"].notna().any():
+        return np.log10(df["suboptimality"].clip(lower=1e-300)), "log₁₀(F(x_T) − F*)"
+    raise DpbenchError("the results have neither test accuracy nor suboptimality to compare the modes on")
+
+
+def _point_columns(df: pd.DataFrame) -> list[str]:
+    params = sorted(c for c in df.columns if c.startswith("p_") and c != "p_fidelity")
+    return [c for c in POINT if c in df.columns] + params
+
+
+def _mean_ci(values: pd.Series) -> tuple[float, float, int]:
+    v = values.dropna().to_numpy(dtype=float)
+    if v.size < 2:
+        return (float(v.mean()) if v.size else math.nan), math.nan, int(v.size)
+    return float(v.mean()), float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)), int(v.size)
+
+
+def _welch(a: pd.Series, b: pd.Series) -> tuple[float, float]:
+    """mean(a) − mean(b) and the half-width of its 95 % Welch interval."""
+    a, b = a.dropna().to_numpy(dtype=float), b.dropna().to_numpy(dtype=float)
+    if a.size < 2 or b.size < 2:
+        return float(a.mean() - b.mean()) if a.size and b.size else math.nan, math.nan
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = math.sqrt(va + vb)
+    if se == 0.0:
+        return float(a.mean() - b.mean()), 0.0
+    dof = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
+    return float(a.mean() - b.mean()), float(stats.t.ppf(0.975, dof) * se)
+
+
+def effects(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (point, mode other than correct) that also ran in ``correct``: both means with
+    their intervals, the difference with its Welch interval, and whether the mode's ε is a guarantee."""
+    if "fidelity" not in df.columns:
+        raise DpbenchError("the results have no fidelity column: run a deviations preset (experiment=deviations_<paper>)")
+    df = df[df["private"].astype(bool)] if "private" in df.columns else df
+    value, name = _headline(df)
+    df = df.assign(_value=value)
+    rows = []
+    for point, group in df.groupby(_point_columns(df), dropna=False, sort=True):
+        by_mode = dict(tuple(group.groupby("fidelity")))
+        if "correct" not in by_mode:
+            continue
+        base_mean, base_ci, base_n = _mean_ci(by_mode["correct"]["_value"])
+        for mode, rows_of_mode in sorted(by_mode.items()):
+            if mode == "correct":
+                continue
+            mean, ci, n = _mean_ci(rows_of_mode["_value"])
+            diff, diff_ci = _welch(rows_of_mode["_value"], by_mode["correct"]["_value"])
+            rows.append({
+                **dict(zip(_point_columns(df), point)), "mode": mode, "metric": name,
+                "correct": base_mean, "correct_ci": base_ci, "value": mean, "value_ci": ci, "runs": min(n, base_n),
+                "difference": diff, "difference_ci": diff_ci,
+                "significant": bool(not math.isnan(diff_ci) and abs(diff) > diff_ci),
+                "guarantee": bool(rows_of_mode["guarantee_valid"].astype(bool).all()) if "guarantee_valid" in rows_of_mode else True,
+                "note": "; ".join(sorted(set(rows_of_mode.get("guarantee_note", pd.Series([""])).astype(str)) - {""})),
+            })
+    if not rows:
+        raise DpbenchError("no point ran both in fidelity=correct and in another mode: nothing to compare")
+    return pd.DataFrame(rows)
+
+
+def mode_rows(df: pd.DataFrame, mode: str) -> pd.DataFrame:
+    """The rows of ``mode`` for the methods that ran in it, the ``correct`` rows of the others."""
+    has_mode = set(df.loc[df["fidelity"] == mode, "algorithm"])
+    keep = (df["fidelity"] == mode) | ((df["fidelity"] == "correct") & ~df["algorithm"].isin(has_mode))
+    return df[keep]
+
+
+def figure(df: pd.DataFrame) -> Figure:
+    """A panel per (paper, dataset): each mode's difference from ``correct`` against ε, a line per
+    (method, mode) with its 95 % Welch interval; a dashed line marks no difference."""
+    table_ = effects(df)
+    panels = sorted(table_.groupby(["paper", "dataset", "metric"]).groups)
+    cols = min(3, len(panels))
+    fig, axes = plt.subplots(math.ceil(len(panels) / cols), cols, figsize=(4.6 * cols, 3.6 * math.ceil(len(panels) / cols)),
+                             squeeze=False)
+    for ax, (paper, dataset, metric) in zip(axes.ravel(), panels):
+        here = table_[(table_["paper"] == paper) & (table_["dataset"] == dataset)]
+        for k, ((algorithm, mode), line) in enumerate(here.groupby(["algorithm", "mode"])):
+            look = variant(str(algorithm), k)
+            line = line.groupby("eps")[["difference", "difference_ci"]].mean().reset_index()
+            ax.errorbar(line["eps"], line["difference"], yerr=line["difference_ci"].fillna(0.0), marker=look.marker,
+                        ls=look.line, color=look.colour, capsize=3, label=f"{algorithm} {mode}")
+        ax.axhline(0.0, color="0.4", ls="--", lw=1)
+        ax.set_xscale("log")
+        ax.set_xlabel("ε")
+        ax.set_ylabel(f"Δ {metric} (mode − correct)")
+        ax.set_title(f"{paper}: {dataset}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in axes.ravel()[len(panels):]:
+        ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def _fmt(value: float, ci: float) -> str:
+    if math.isnan(value):
+        return "—"
+    return f"{value:.3f}" if math.isnan(ci) else f"{value:.3f} ± {ci:.3f}"
+
+
+def _declared_changes(algorithm: str, mode: str) -> list[str]:
+    from dpbench.algorithms.registry import ALGORITHMS
+
+    declared = ALGORITHMS[algorithm].fidelity_modes.get(mode) if algorithm in ALGORITHMS else None
+    return list(declared.changes) if declared else ["(not declared by this version of dpbench)"]
+
+
+def table(df: pd.DataFrame) -> str:
+    """The markdown of docs/results/deviations.md: per method and mode, its changes, then every
+    point's effect; then, per paper, its claims checked in each mode."""
+    found = effects(df)
+    intro = ("Each mode is compared with `fidelity=correct` at the same point (mean ± 95 % interval over folds × reps; "
+             "difference ± 95 % Welch interval; **bold** where the interval excludes 0). A mode whose ε is not a "
+             "guarantee is marked *not private*: its rows are labelled `guarantee_valid = false` and no ranking uses them.")
+    lines = ["# Deviations: the methods as printed and as their authors' code runs them, against dpbench's", "", intro, ""]
+    for (paper, algorithm, mode), group in found.groupby(["paper", "algorithm", "mode"], sort=True):
+        guarantee = "ε is a guarantee" if group["guarantee"].all() else f"*not private*: {group['note'].iloc[0]}"
+        lines += [f"## {paper}: {algorithm}, fidelity={mode} ({guarantee})", "", "What it changes:", ""]
+        lines += [f"- {change}" for change in _declared_changes(str(algorithm), str(mode))]
+        metric = group["metric"].iloc[0]
+        lines += ["", f"| dataset | ε | {metric}: correct | {mode} | difference | runs |", "|---|---|---|---|---|---|"]
+        for _, row in group.sort_values(["dataset", "eps"]).iterrows():
+            diff = _fmt(row["difference"], row["difference_ci"])
+            lines.append(f"| {row['dataset']} | {row['eps']:g} | {_fmt(row['correct'], row['correct_ci'])} | "
+                         f"{_fmt(row['value'], row['value_ci'])} | {f'**{diff}**' if row['significant'] else diff} | {row['runs']} |")
+        lines.append("")
+    for paper, check in CLAIMS.items():
+        rows = df[df["paper"] == paper] if "paper" in df.columns else df.iloc[0:0]
+        if rows.empty:
+            continue
+        for mode in ["correct", *sorted(set(rows["fidelity"]) - {"correct"})]:
+            lines += [f"## {paper}'s claims, fidelity={mode}", ""]
+            lines += check(mode_rows(rows, mode))
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,67 @@
+"""``dpbench-plot deviations`` (issue 22): each fidelity mode against ``correct`` with 95 % intervals,
+the modes' declared changes, and chen_lee's claims per mode."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dpbench.engine import run_job
+from dpbench.errors import DpbenchError
+from dpbench.plot import deviations
+
+
+def _rows(values: dict[tuple[str, str, float], list[float]]) -> pd.DataFrame:
+    return pd.DataFrame([
+        {"paper": "chen_lee", "algorithm": algorithm, "dataset": "bank", "model": "logreg", "eps": eps, "delta": 1e-8,
+         "neighbouring": "add_remove", "private": True, "fidelity": mode, "test_accuracy": v, "fold": i, "rep": 0,
+         "config_hash": f"{algorithm}-{mode}-{eps}", "guarantee_valid": mode == "correct",
+         "guarantee_note": "" if mode == "correct" else "fidelity=authors_code: broken"}
+        for (algorithm, mode, eps), vs in values.items() for i, v in enumerate(vs)
+    ])
+
+
+def test_the_difference_and_its_welch_interval_by_hand():
+    a, b = [0.80, 0.82, 0.81, 0.83], [0.85, 0.86, 0.88, 0.87, 0.86]
+    found = deviations.effects(_rows({("dp_agd", "correct", 0.1): a, ("dp_agd", "authors_code", 0.1): b}))
+    (row,) = found.to_dict(orient="records")
+    va, vb = np.var(b, ddof=1) / 5, np.var(a, ddof=1) / 4
+    dof = (va + vb) ** 2 / (va**2 / 4 + vb**2 / 3)
+    assert row["difference"] == pytest.approx(np.mean(b) - np.mean(a))
+    assert row["difference_ci"] == pytest.approx(stats.t.ppf(0.975, dof) * math.sqrt(va + vb))
+    assert row["correct_ci"] == pytest.approx(stats.t.ppf(0.975, 3) * np.std(a, ddof=1) / 2)
+    assert row["significant"] and not row["guarantee"] and row["runs"] == 4
+
+
+def test_a_point_without_a_correct_run_or_a_sweep_without_modes_is_refused():
+    with pytest.raises(DpbenchError, match="nothing to compare"):
+        deviations.effects(_rows({("dp_agd", "authors_code", 0.1): [0.8, 0.9]}))
+    with pytest.raises(DpbenchError, match="no fidelity column"):
+        deviations.effects(_rows({("dp_agd", "correct", 0.1): [0.8, 0.9]}).drop(columns="fidelity"))
+
+
+def test_a_mode_world_takes_the_mode_where_a_method_has_it_and_correct_elsewhere():
+    rows = _rows({("dp_agd", "correct", 0.1): [0.8], ("dp_agd", "authors_code", 0.1): [0.9],
+                  ("dp_blsgd", "correct", 0.1): [0.85]})
+    world = deviations.mode_rows(rows, "authors_code")
+    assert sorted(zip(world["algorithm"], world["fidelity"])) == [("dp_agd", "authors_code"), ("dp_blsgd", "correct")]
+
+
+def test_the_page_lists_the_changes_the_effects_and_the_claims_per_mode(compose_run_config, tmp_path):
+    """Real runs: DP-AGD on the synthetic data in both modes, and DP-BLSGD in correct."""
+    job = ("dataset.n=2000", "dataset.seed=1", "reps=3", "progress=false")
+    frames = [run_job(compose_run_config(*job, f"algorithm={a}", *extra), tmp_path / name)
+              for name, a, extra in (("agd", "dp_agd", ()), ("agd_authors", "dp_agd", ("algorithm.fidelity=authors_code",)),
+                                     ("blsgd", "dp_blsgd", ()))]
+    rows = pd.concat(frames, ignore_index=True)
+    page = deviations.table(rows)
+    assert "## chen_lee: dp_agd, fidelity=authors_code (*not private*: fidelity=authors_code: the noisy min" in page
+    assert "- the step applied is candidate idx − 1 of the chosen idx" in page
+    assert "| synthetic_logreg | 1 |" in page
+    assert "## chen_lee's claims, fidelity=correct" in page and "## chen_lee's claims, fidelity=authors_code" in page
+    assert page.count("- dp_blsgd beats dp_agd in ") == 2  # the claim checked in each mode
+    assert len(deviations.figure(rows).axes) == 1
