@@ -4,7 +4,11 @@ Every control here must come out as a violation (the CLI reports "caught"; "MISS
 they show the auditor has the power to catch the mistakes it exists for. The broken samplers are
 small local functions, clearly labelled; none of them is used anywhere else in dpbench — except
 :func:`numpy_laplace_float_hole`, which is dpbench's own ``laplace_mechanism`` under the default numpy
-sampler, broken in floating point (Mironov 2012; the reason for ``privacy.sampler=secure``).
+sampler, broken in floating point (Mironov 2012; the reason for ``privacy.sampler=secure``). Three run an
+algorithm's own code path with its calibration broken from outside (the algorithm is untouched):
+``PrivGene.fit`` through a subclass whose mutations outrun the sensitivity it charges, han_pwa's
+``PWALaplaceData.release`` told a b_max four times too small, and liu_dda's release priced as one of q
+samples drawn at random while it always uses the replaced one.
 """
 
 from __future__ import annotations
@@ -13,7 +17,13 @@ import dataclasses
 
 import numpy as np
 
+from dpbench.algorithms.privgene import PrivGene
 from dpbench.audit.core import Target
+from dpbench.audit.fit_targets import (
+    dda_rdp_release_target,
+    privgene_target,
+    pwa_laplace_data_target,
+)
 from dpbench.audit.float_attack import numpy_laplace_producible
 from dpbench.audit.targets import DELTA, ample_ledger, claimed_epsilon, laplace_target
 from dpbench.privacy.events import GaussianEvent
@@ -21,11 +31,14 @@ from dpbench.privacy.mechanisms import gaussian_mechanism, laplace_mechanism
 from dpbench.problems import make_problem
 
 __all__ = [
+    "dda_sample_not_drawn",
     "gaussian_step_unclipped",
     "laplace_halved_noise",
     "laplace_l2_calibrated",
     "laplace_noise_reused",
     "numpy_laplace_float_hole",
+    "privgene_wide_mutation",
+    "pwa_laplace_data_b_max_understated",
     "svt_lyu_alg5",
     "svt_lyu_alg6",
 ]
@@ -140,3 +153,36 @@ def numpy_laplace_float_hole(epsilon: float = 1.0) -> Target:
         pair="f(D) = 0, f(D′) = 1; T(y) = [y is a float output of 1 + numpy's Laplace draw]",
         proof="(broken in floating point) numpy Laplace sampler, Mironov CCS 2012",
     )
+
+
+class _WideMutationPrivGene(PrivGene):
+    """DELIBERATELY BROKEN PrivGene: mutates by 16δ_t while ``fit()`` still computes Δ'_t for moves of δ_t
+    (l1_diameter = 2δ_t), so a record can move the fitness differences by far more than Δ'_t."""
+
+    def _mutants(self, children: np.ndarray, delta: float, rng: np.random.Generator) -> np.ndarray:
+        return super()._mutants(children, 16.0 * delta, rng)
+
+
+def privgene_wide_mutation(epsilon: float = 1.0) -> Target:
+    """BROKEN: ``PrivGene.fit`` (subclass :class:`_WideMutationPrivGene`) on the ``privgene`` pair with one record
+    against, claimed ε as the ledger records: the candidates are ±8 and a hinge record moves their fitness
+    difference by 9 = 9Δ', so with the exponent ε/(2Δ') P_D[+8] = 1/(1 + e^{4.5}) vs P_D′[+8] = 1/2."""
+    base = privgene_target(epsilon, method=_WideMutationPrivGene(), against=1, max_n=5_000,
+                           name="control_privgene_wide_mutation")
+    return dataclasses.replace(base, proof="(broken) PrivGene whose mutations outrun the Δ' it charges")
+
+
+def pwa_laplace_data_b_max_understated(epsilon: float = 1.0) -> Target:
+    """BROKEN: ``PWALaplaceData.release`` on the ``pwa_laplace_data`` pair, the offsets moving by 1 but the problem
+    declaring b_max = 1/4: noise for √m·b_max/4, claimed ε (4ε-DP for this pair)."""
+    base = pwa_laplace_data_target(epsilon, declared_b_max=0.25, max_n=50_000,
+                                   name="control_pwa_laplace_data_b_max_understated")
+    return dataclasses.replace(base, proof="(broken) vector Laplace on b calibrated to a b_max 4× too small")
+
+
+def dda_sample_not_drawn(epsilon: float = 1.0) -> Target:
+    """BROKEN: liu_dda's node release with dp_dda's ``noise=rdp`` σ for one of q = 50 samples drawn at random
+    (amplified by sampling), claimed ε as ``DPDDA.fit`` charges it, but the node always releases the replaced
+    sample: the Gaussian mechanism without the amplification it was priced with."""
+    base = dda_rdp_release_target(epsilon, q=50, subsample=False, name="control_dda_sample_not_drawn")
+    return dataclasses.replace(base, proof="(broken) subsampling priced but not done")

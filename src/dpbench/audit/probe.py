@@ -13,6 +13,10 @@ instead of being audited silently on a stale copy. (A vectorised sampler in
 The secure sampler's draws are exact integers, not numpy's continuous draws, so its targets sample
 the sampler's own vectorised primitive instead, after :func:`probe_same_release` has checked, call
 by call, that the public mechanism releases exactly what that primitive draws from the same seed.
+
+An algorithm's release that adds noise to a value it computes (kusner_bo's ṽ, f̃, f̃_L) is checked
+by :func:`probe_additive_release`: its value must be that value plus the one draw of the expected
+noise law it makes (other draws, such as an exponential mechanism's, are ignored).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["RecordingGenerator", "probe_argmax_mechanism", "probe_same_release"]
+__all__ = ["RecordingGenerator", "probe_additive_release", "probe_argmax_mechanism", "probe_same_release"]
 
 PROBE_CALLS = 64
 
@@ -70,6 +74,22 @@ def probe_argmax_mechanism(
         if index != int(np.argmax(scores + draw)):
             best = int(np.argmax(scores + draw))
             raise AssertionError(f"probe call {call}: released {index}, argmax(scores + noise) is {best}")
+
+
+def probe_additive_release(
+    release: Callable[[np.random.Generator], float], value: float, noise: str, params: tuple[float, float], seed: int = 7
+) -> None:
+    """Raise unless ``release(rng)`` is ``value`` plus the one draw of ``noise``(*params) it makes, checked on
+    :data:`PROBE_CALLS` calls with a :class:`RecordingGenerator` (draws of other laws are not checked)."""
+    rng = RecordingGenerator(seed)
+    for call in range(PROBE_CALLS):
+        rng.calls.clear()
+        released = release(rng)
+        draws = [c for c in rng.calls if c[0] == noise]
+        if len(draws) != 1 or not np.allclose(draws[0][1], params, rtol=1e-12, atol=0.0) or draws[0][2].size != 1:
+            raise AssertionError(f"expected one {noise}{params} draw per release, saw {[(c[0], c[1]) for c in rng.calls]}")
+        if released != value + float(draws[0][2]):
+            raise AssertionError(f"probe call {call}: released {released!r}, value + noise is {value + float(draws[0][2])!r}")
 
 
 def probe_same_release(release: Callable[[np.random.Generator], object], primitive: Callable[[np.random.Generator], object],

@@ -17,6 +17,7 @@ import pandas as pd
 
 from dpbench.audit import algorithm_targets as alg
 from dpbench.audit import controls as ctl
+from dpbench.audit import fit_targets as fit
 from dpbench.audit import secure_targets as sec
 from dpbench.audit import targets as prim
 from dpbench.audit import tuning_target as tun
@@ -35,8 +36,11 @@ TARGETS: dict[str, Callable[[], Target]] = {
     "laplace": prim.laplace_target,
     "gaussian": prim.gaussian_target,
     "pwa_vector_laplace": prim.pwa_vector_laplace_target,
+    "pwa_laplace_data": fit.pwa_laplace_data_target,
     "exponential": prim.exponential_target,
     "pwa_exponential_mcmc": prim.pwa_exponential_mcmc_target,
+    "pwa_subgradient_printed": partial(fit.pwa_subgradient_target, "printed"),
+    "pwa_subgradient_active": partial(fit.pwa_subgradient_target, "active"),
     "above_threshold_laplace": partial(prim.above_threshold_target, "laplace"),
     "above_threshold_gaussian": partial(prim.above_threshold_target, "gaussian"),
     "report_noisy_max": partial(prim.report_noisy_max_target, monotonic=False),
@@ -44,12 +48,19 @@ TARGETS: dict[str, Callable[[], Target]] = {
     "dp_sgd_step": alg.dp_sgd_step_target,
     "dp_blsgd_noisy_btls_laplace": partial(alg.dp_blsgd_line_search_target, "laplace"),
     "dp_blsgd_noisy_btls_gaussian": partial(alg.dp_blsgd_line_search_target, "gaussian"),
+    "dp_blsgd_poisson_btls_laplace": partial(alg.dp_blsgd_poisson_line_search_target, "laplace"),
+    "dp_blsgd_poisson_btls_gaussian": partial(alg.dp_blsgd_poisson_line_search_target, "gaussian", sampling_rate=0.5),
     "dp_nag_step": alg.dp_nag_step_target,
     "dda_release": alg.dda_release_target,
+    "dda_rdp_release": fit.dda_rdp_release_target,
     "output_perturbation_gd": alg.output_perturbation_target,
+    "outpert_rsgd": fit.outpert_rsgd_target,
     "objective_perturbation": alg.objective_perturbation_target,
+    "privgene": fit.privgene_target,
     "bo_v_tilde": alg.bo_value_target,
     "bo_lambda_tilde": alg.bo_lambda_target,
+    "bo_f_tilde": alg.bo_alg2_value_target,
+    "bo_f_tilde_l": alg.bo_alg3_value_target,
     "tuning_repeat_and_select": tun.repeat_and_select_target,
     "secure_laplace": sec.secure_laplace_target,
     "secure_gaussian": sec.secure_gaussian_target,
@@ -69,6 +80,9 @@ CONTROLS: dict[str, Callable[[], Target]] = {
     "control_laplace_noise_reused": ctl.laplace_noise_reused,
     "control_numpy_laplace_float_hole": ctl.numpy_laplace_float_hole,
     "control_tuning_score_unnoised": tun.repeat_and_select_unnoised_score,
+    "control_privgene_wide_mutation": ctl.privgene_wide_mutation,
+    "control_pwa_laplace_data_b_max_understated": ctl.pwa_laplace_data_b_max_understated,
+    "control_dda_sample_not_drawn": ctl.dda_sample_not_drawn,
 }
 """Deliberately broken mechanisms: each MUST be a violation."""
 
