@@ -18,6 +18,7 @@ import dataclasses
 import numpy as np
 
 from dpbench.algorithms.privgene import PrivGene
+from dpbench.algorithms.registry import make_algorithm
 from dpbench.audit.core import Target
 from dpbench.audit.fit_targets import (
     dda_rdp_release_target,
@@ -32,6 +33,7 @@ from dpbench.problems import make_problem
 
 __all__ = [
     "dda_sample_not_drawn",
+    "dp_agd_authors_noisy_min",
     "gaussian_step_unclipped",
     "laplace_halved_noise",
     "laplace_l2_calibrated",
@@ -186,3 +188,25 @@ def dda_sample_not_drawn(epsilon: float = 1.0) -> Target:
     sample: the Gaussian mechanism without the amplification it was priced with."""
     base = dda_rdp_release_target(epsilon, q=50, subsample=False, name="control_dda_sample_not_drawn")
     return dataclasses.replace(base, proof="(broken) subsampling priced but not done")
+
+
+def dp_agd_authors_noisy_min(epsilon: float = 1.0, *, candidates: int = 21, max_n: int = 100_000) -> Target:
+    """BROKEN as published: DP-AGD's noisy min under ``fidelity=authors_code`` (``DPAGD._noisy_min``, i.e.
+    :func:`~dpbench.privacy.published.noisy_min_exponential_subtracted`, ppmlguy/DP-AGD's
+    ``noisy_max(bmin=True)``), claimed ε_nmax-DP as that code charges it. Monotone pair of 21 candidate
+    steps: on D every clipped-loss score is equal; D′ = D ∪ {z} where z's clipped loss is 0 at step 0 and
+    C_obj at every other step, so on D′ step 0 scores C_obj below the rest. The output is the chosen
+    index; P_D[0] = 1/21, P_D′[0] ≈ 1 − e^{−ε}·20/21 ≈ 0.65: ln ≈ 2.6 where ε-DP allows 1. ``max_n``:
+    one selection per call (~15 µs)."""
+    method = make_algorithm("dp_agd", {"fidelity": "authors_code"})
+    clip = method.clip_obj
+    scores = (np.zeros(candidates), np.r_[0.0, np.full(candidates - 1, clip)])
+
+    def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        ledger = ample_ledger("pure")
+        return np.array([method._noisy_min(scores[side], epsilon, rng, ledger) for _ in range(n)], dtype=float)
+
+    return Target("control_dp_agd_authors_noisy_min", epsilon, 0.0, sample, max_n=max_n, note="one selection per call",
+                  pair=f"{candidates} candidate steps, equal clipped-loss scores on D; D′ adds a record with clipped "
+                  f"loss 0 at step 0 and C_obj = {clip:g} at the others",
+                  proof="(broken as published) DP-AGD's public noisy min adds Exp noise to the scores, Lee & Kifer 2018 code")
