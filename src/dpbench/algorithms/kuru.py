@@ -32,10 +32,15 @@ their data from the generator's public law (rows ~ U[0,1]^20): λ_max(E[xxᵀ]) 
 5.0833, plus μ = 0.02 (the sample value is within ~1% of it). The paper's L omits sup ℓ″ = 1/4,
 so it is about four times the derived one.
 
-Differences from the authors' MATLAB (GitHub sibirbil/DPAccGradMethods): their ``laprnd`` draws
-noise of standard deviation b, i.e. Laplace(b/√2) — here the paper's Laplace(b); their a_{T,t}
-carries α/2 where eq. 4.3 has α (this moves the T' of Remark 4.1 a little); their DP-NAG-opt
-under subsampling splits ε by the m = n formula (Remark 4.2) where we solve (4.4).
+Fidelity (``algorithm.fidelity``, :data:`PAPER`, :data:`AUTHORS_CODE`). ``paper`` is Sec 5 as
+printed: L estimated from the sample, and under subsampling the -opt methods split ε by Prop. 4.2
+(Remark 4.2) instead of solving (4.4). ``authors_code`` is the authors' MATLAB (GitHub
+sibirbil/DPAccGradMethods, the code of footnote 2) where it differs: the same two, plus noise of
+scale b/√2 (their ``laprnd`` takes b as a standard deviation) charged as Laplace(b), and T′ chosen
+with α/2 in a_{T,t} and a doubled a_{T,0} (T′ = 396 at c = 0.1 and 136 at c = 1 on the Sec 5 set-up,
+where eq. 4.3's weights give 303 and 106). Both modes release the sample's L without privacy: their
+rows are labelled ``guarantee_valid = False``. The rest of their code computes what this module
+does (docs/papers/kuru_acc.md, Fidelity modes, lists what was compared).
 """
 
 from __future__ import annotations
@@ -48,10 +53,43 @@ from typing import ClassVar
 import numpy as np
 
 from dpbench.algorithms import kuru_schedules as schedules
-from dpbench.algorithms.base import Algorithm, FitResult, Tracer
+from dpbench.algorithms.base import Algorithm, FidelityMode, FitResult, Tracer
 from dpbench.errors import ConfigError
 from dpbench.privacy.mechanisms import subsampled_laplace_mechanism
 from dpbench.privacy.neighbouring import check_relation
+from dpbench.privacy.published import subsampled_laplace_std_as_scale
+
+_SAMPLE_L = "L = λ_max(XᵀX/n) + μ of the training rows, in place of algorithm.smoothness"
+_SPLIT = "-opt with m < n: ε_t = ε·a_{T,t}^{1/3}/Σ_j a_{T,j}^{1/3} (Prop. 4.2's m = n split), b_t by eqs. 3.4–3.5, not problem (4.4)"
+_SAMPLE_L_BREAKS = "L, which sets every step size, is computed from the training rows and released without privacy"
+
+PAPER = FidelityMode(
+    changes=(
+        f"{_SAMPLE_L} (Sec 5: 'L is estimated as the largest singular value of (1/n)(UᵀU) + 2λI_d')",
+        f"{_SPLIT} (Sec 5: 'its use under subsampling was discussed in Remark 4.2')",
+    ),
+    breaks_guarantee=f"{_SAMPLE_L_BREAKS} (Sec 5)",
+)
+"""kuru_acc Sec 5 as printed."""
+
+AUTHORS_CODE = FidelityMode(
+    changes=(
+        ("Laplace noise of scale b/√2 charged as Laplace(b): laprnd(d, 1, b) takes b as a standard deviation "
+         "(laprnd.m:29 b = sigma / sqrt(2); called at NAG_LR.m:58 and HB_LR.m:41)"),
+        f"{_SAMPLE_L} (main_compare_methods.m:48 L = svds(1/n*(X'*X) + 2*lambda*eye(d), 1))",
+        ("T' of Remark 4.1 from a_{T,t} with α_t/2 for α_t (opt_noise_dist_NAG.m:24 temp_vec2 = (alpha_vec/2).*(1 + "
+         "alpha_vec*L)) and a_{T,0} = 2^{s_T}·Π r_i for 2^{s_T − 1}·Π r_i (opt_noise_dist_NAG.m:37)"),
+        f"{_SPLIT} (opt_noise_dist_NAG.m:51, DP_NAG_LR.m:88)",
+    ),
+    breaks_guarantee=(
+        f"the Laplace noise drawn has scale b/√2 where ε_t is charged for scale b (laprnd.m), and {_SAMPLE_L_BREAKS} "
+        "(main_compare_methods.m:48)"
+    ),
+)
+"""kuru_acc's public code (sibirbil/DPAccGradMethods, main_compare_methods.m and the functions it calls)."""
+
+_AUTHORS_BOUND = {"step_factor": 0.5, "start_stage": 0}
+"""The authors' a_{T,t} and a_{T,0} (opt_noise_dist_NAG.m lines 24 and 37; kuru_schedules docstring)."""
 
 
 @dataclass
@@ -67,6 +105,7 @@ class _KuruMethod(Algorithm):
     smoothness : L, a public smoothness constant; null = sup ℓ″·R² + μ from the public row-norm bound R
         (module docstring)
     initial_value : x₀ = initial_value·𝟏
+    fidelity : correct | paper | authors_code (:data:`PAPER`, :data:`AUTHORS_CODE`; module docstring)
 
     Neighbouring relations. kuru_acc's neighbours have Hamming distance 1 with n fixed (Def. A.2,
     eq. (3.2) "changing Y and Y′ in one data item"); under ``replace_one`` the charge is their
@@ -82,8 +121,10 @@ class _KuruMethod(Algorithm):
     l1_clip: float | None = None
     smoothness: float | None = None
     initial_value: float = 0.0
+    fidelity: str = "correct"
 
     paper: ClassVar[str] = "kuru_acc"
+    fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"paper": PAPER, "authors_code": AUTHORS_CODE}
     accountant: ClassVar[str] = "pure"
     relations: ClassVar[dict[str, str]] = {"add_remove": "native", "replace_one": "native"}
     paper_relation: ClassVar[str] = "replace_one"
@@ -94,6 +135,7 @@ class _KuruMethod(Algorithm):
     unsupported_reason: ClassVar[str] = "the methods and their step sizes assume a smooth loss"
 
     def __post_init__(self) -> None:
+        self._check_fidelity()
         self._require_count("iterations")
         self._require_count("batch_size", allow_none=True)
         self._require_positive("step_scale")
@@ -133,6 +175,11 @@ class _KuruMethod(Algorithm):
         """L = sup ℓ″·R² + μ with R the problem's public row-norm bound (module docstring)."""
         return problem.loss.smoothness * self._public_bound(problem.public_row_bound(), "smoothness", "L") ** 2 + problem.reg
 
+    def sample_smoothness(self, problem) -> float:
+        """L = λ_max(XᵀX/n) + μ of the training rows, as kuru_acc Sec 5 estimates it (``paper`` and
+        ``authors_code`` only: a function of the private data, released without privacy)."""
+        return problem.gram_norm() + problem.reg
+
     def public_l1_clip(self, problem) -> float:
         """C = sup|ℓ′|·(public bound on ‖x_i‖₁): the largest L1 norm a per-example gradient can have."""
         return problem.loss.lipschitz * self._public_bound(problem.public_row_l1_bound(), "l1_clip", "C")
@@ -145,14 +192,23 @@ class _KuruMethod(Algorithm):
             )
         return bound
 
+    def _smoothness(self, problem) -> float:
+        """The L the run uses: the sample's under ``paper`` and ``authors_code``, else ``smoothness``
+        or, when null, the public bound (module docstring)."""
+        if self.fidelity != "correct":
+            return self.sample_smoothness(problem)
+        return self.public_smoothness(problem) if self.smoothness is None else self.smoothness
+
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
-        if self.smoothness is None or self.l1_clip is None:
-            public = dataclasses.replace(
-                self,
-                smoothness=self.public_smoothness(problem) if self.smoothness is None else self.smoothness,
-                l1_clip=self.public_l1_clip(problem) if self.l1_clip is None else self.l1_clip,
-            )
-            return public.fit(problem, ledger, rng, tracer)
+        constants = dataclasses.replace(
+            self,
+            smoothness=self._smoothness(problem),
+            l1_clip=self.public_l1_clip(problem) if self.l1_clip is None else self.l1_clip,
+        )
+        return constants._run(problem, ledger, rng, tracer)
+
+    def _run(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
+        """The run, with L and C set."""
         n, d, mu = problem.n_public, problem.dim, problem.reg
         m = n if self.batch_size is None else self.batch_size
         if m > n:
@@ -185,7 +241,7 @@ class _KuruMethod(Algorithm):
             w=x,
             n_iterations=T,
             info={"requested_iterations": self.iterations, "batch_size": m, "first_noise": float(noise[0]),
-                  "last_noise": float(noise[-1])},
+                  "last_noise": float(noise[-1]), "smoothness": self.smoothness},
         )
 
     def _step(self, problem, x, previous, t, alphas, betas, stages, noise, m, rng, ledger):
@@ -198,12 +254,14 @@ class _KuruMethod(Algorithm):
 
     def _noisy_gradient(self, problem, z, noise_scale: float, m: int, rng, ledger) -> np.ndarray:
         """(1/m)Σ_{i∈B} clip₁(∇ℓ_i(z), C) + Laplace(b)^d + μz: one ε_t-DP release (eqs. 2.8, 3.3); without
-        subsampling B is every row and m the public n̄."""
+        subsampling B is every row and m the public n̄. Under ``authors_code`` the noise is Laplace(b/√2),
+        charged as Laplace(b) (:func:`~dpbench.privacy.published.subsampled_laplace_std_as_scale`)."""
         n = problem.n_public
         batch = None if self.batch_size is None or m == problem.n else rng.choice(problem.n, size=m, replace=False)
         mean = problem.clipped_gradient_sum(z, batch, self.l1_clip, norm=1) / m
         sensitivity = self.l1_sensitivity(ledger.neighbouring) / m
-        noisy = subsampled_laplace_mechanism(
+        mechanism = subsampled_laplace_std_as_scale if self.fidelity == "authors_code" else subsampled_laplace_mechanism
+        noisy = mechanism(
             mean, sensitivity=sensitivity, epsilon=sensitivity / noise_scale, sample_size=m, population=n, rng=rng,
             ledger=ledger, label=f"{self.name}.gradient", neighbouring=ledger.neighbouring,
         )
@@ -241,7 +299,8 @@ class DPNAG(_KuruMethod):
 
 @dataclass
 class _Optimised(_KuruMethod):
-    """The -opt schedule: T' from bound (4.6) (Remark 4.1), then b_t solving (4.4)."""
+    """The -opt schedule: T' from bound (4.6) (Remark 4.1), then b_t solving (4.4) (under ``paper`` and
+    ``authors_code``: Prop. 4.2's split, :func:`~dpbench.algorithms.kuru_schedules.split_noise`)."""
 
     initial_error: float = 10.0
     choose_iterations: bool = True
@@ -254,13 +313,15 @@ class _Optimised(_KuruMethod):
         self, alphas, stages, mu: float, *, d: int, n: int, m: int, epsilon: float, sensitivity: float
     ) -> np.ndarray:
         T = len(alphas)
+        bound = _AUTHORS_BOUND if self.fidelity == "authors_code" else {}
         if self.choose_iterations:
             T = schedules.choose_iterations(
                 alphas, stages, mu, self.smoothness, E0=self.initial_error, d=d, sensitivity=sensitivity, n=n,
-                epsilon=epsilon,
+                epsilon=epsilon, **bound,
             )
-        _, a = schedules.error_weights(alphas[:T], stages[:T], mu, self.smoothness)
-        return schedules.optimal_noise(a, sensitivity, epsilon, n, m)
+        _, a = schedules.error_weights(alphas[:T], stages[:T], mu, self.smoothness, **bound)
+        schedule = schedules.optimal_noise if self.fidelity == "correct" else schedules.split_noise
+        return schedule(a, sensitivity, epsilon, n, m)
 
 
 @dataclass

@@ -9,6 +9,10 @@ noisy NAG/MASG (eqs. 4.3 and 4.8) reads E_T ≤ a_{T,0}E_0 + Σ_t a_{T,t}(b_t²d
     a_{T,t} = 2^{s_T − s_t} · Π_{i=t+1}^{T} r_i · α_t(1 + α_t L),   a_{T,0} = 2^{s_T − s_0} · Π_{i=1}^{T} r_i,
 
 (for NAG every s_t = 1 and the powers of two vanish; s_0 = 1, the stage of the initial point).
+The authors' code (sibirbil/DPAccGradMethods, ``opt_noise_dist_NAG.m``) computes both with α_t/2
+in place of α_t (line 24) and with 2^{s_T} in a_{T,0} (line 37), i.e. ``step_factor`` = 1/2 and
+``start_stage`` = s_0 = 0 below; only the choice of T′ sees the difference, as the optimal split
+depends on the ratios of the a_{T,t} alone.
 """
 
 from __future__ import annotations
@@ -78,21 +82,25 @@ def momentum(alphas: np.ndarray, mu: float) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- the error bound
-def _log_terms(alphas: np.ndarray, stages: np.ndarray, mu: float, L: float):
-    """Prefix sums P_k = Σ_{i≤k} ln r_i (P_0 = 0), and w_t = ln(α_t(1 + α_tL)) − P_t − s_t ln 2."""
+def _log_terms(alphas: np.ndarray, stages: np.ndarray, mu: float, L: float, step_factor: float = 1.0):
+    """Prefix sums P_k = Σ_{i≤k} ln r_i (P_0 = 0), and w_t = ln(f·α_t(1 + α_tL)) − P_t − s_t ln 2
+    with f = ``step_factor`` (1 in eqs. 4.3 and 4.8)."""
     alphas = np.asarray(alphas, dtype=float)
     if np.any(mu * alphas >= 1.0):
         raise ValueError("every step size must satisfy μα < 1")
     prefix = np.concatenate([[0.0], np.cumsum(np.log1p(-np.sqrt(mu * alphas)))])
-    w = np.log(alphas * (1.0 + alphas * L)) - prefix[1:] - np.asarray(stages) * math.log(2.0)
+    w = np.log(step_factor * alphas * (1.0 + alphas * L)) - prefix[1:] - np.asarray(stages) * math.log(2.0)
     return prefix, w
 
 
-def error_weights(alphas: np.ndarray, stages: np.ndarray, mu: float, L: float) -> tuple[float, np.ndarray]:
-    """(a_{T,0}, [a_{T,1}, …, a_{T,T}]) of eq. 4.3 (NAG) / eq. 4.8 (MASG) for the whole run."""
-    prefix, w = _log_terms(alphas, stages, mu, L)
+def error_weights(
+    alphas: np.ndarray, stages: np.ndarray, mu: float, L: float, *, step_factor: float = 1.0, start_stage: int = 1,
+) -> tuple[float, np.ndarray]:
+    """(a_{T,0}, [a_{T,1}, …, a_{T,T}]) of eq. 4.3 (NAG) / eq. 4.8 (MASG) for the whole run; s_0 =
+    ``start_stage`` and α_t scaled by ``step_factor`` in a_{T,t} (the module docstring's authors' variant)."""
+    prefix, w = _log_terms(alphas, stages, mu, L, step_factor)
     head = prefix[-1] + stages[-1] * math.log(2.0)
-    return float(np.exp(head - math.log(2.0))), np.exp(head + w)  # s_0 = 1
+    return float(np.exp(head - start_stage * math.log(2.0))), np.exp(head + w)
 
 
 def optimal_epsilons(a: np.ndarray, epsilon: float) -> np.ndarray:
@@ -108,15 +116,16 @@ def optimal_bound(a0: float, a: np.ndarray, E0: float, d: int, sensitivity: floa
 
 def choose_iterations(
     alphas: np.ndarray, stages: np.ndarray, mu: float, L: float, *, E0: float, d: int, sensitivity: float, n: int,
-    epsilon: float,
+    epsilon: float, step_factor: float = 1.0, start_stage: int = 1,
 ) -> int:
     """T' = argmin_{T' ≤ T} of bound (4.6) for the run cut after T' iterations (Remark 4.1, Sec 5:
-    "computed the bound in (4.6) for each T' ≤ T"), all T' at once in log space."""
-    prefix, w = _log_terms(alphas, stages, mu, L)
+    "computed the bound in (4.6) for each T' ≤ T"), all T' at once in log space; ``step_factor`` and
+    ``start_stage`` as in :func:`error_weights`."""
+    prefix, w = _log_terms(alphas, stages, mu, L, step_factor)
     heads = prefix[1:] + np.asarray(stages) * math.log(2.0)  # ln of a_{T',t}/exp(w_t), for each T'
     log_sum_cbrt = heads / 3.0 + np.logaddexp.accumulate(w / 3.0)  # ln Σ_{t≤T'} a_{T',t}^{1/3}
     log_noise = math.log(d * sensitivity**2 / (n * epsilon) ** 2) + 3.0 * log_sum_cbrt
-    log_start = heads - math.log(2.0) + math.log(E0)
+    log_start = heads - start_stage * math.log(2.0) + math.log(E0)
     return int(np.argmin(np.logaddexp(log_start, log_noise))) + 1
 
 
@@ -125,6 +134,14 @@ def uniform_noise(sensitivity: float, epsilon: float, T: int, n: int, m: int) ->
     """b_t of Prop. 3.1 for every t: ε/T per iteration through eqs. (3.4)–(3.5), the total kept
     at or just under ε."""
     return np.full(T, float(noise_for_epsilon(sensitivity, epsilon * (1.0 - _BUDGET_RTOL) / T, n, m)))
+
+
+def split_noise(a: np.ndarray, sensitivity: float, epsilon: float, n: int, m: int) -> np.ndarray:
+    """b_t spending ε_t = ε·a_{T,t}^{1/3}/Σ_j a_{T,j}^{1/3} (Prop. 4.2's split, optimal for m = n) through
+    eqs. (3.4)–(3.5) for m of n: under subsampling, Prop. 4.2 used "as a guide" (Remark 4.2), as Sec 5
+    and the authors' code do (``opt_noise_dist_NAG.m`` line 51, ``DP_NAG_LR.m`` line 88). The total
+    is kept at or just under ε."""
+    return noise_for_epsilon(sensitivity, optimal_epsilons(a, epsilon * (1.0 - _BUDGET_RTOL)), n, m)
 
 
 def optimal_noise(a: np.ndarray, sensitivity: float, epsilon: float, n: int, m: int) -> np.ndarray:
@@ -138,9 +155,9 @@ def optimal_noise(a: np.ndarray, sensitivity: float, epsilon: float, n: int, m: 
     (Remark 4.2) brackets the search. The total is ε(1 − 1e-12), never above ε.
     """
     a = np.asarray(a, dtype=float)
-    target = epsilon * (1.0 - _BUDGET_RTOL)
     if m >= n:
-        return noise_for_epsilon(sensitivity, optimal_epsilons(a, target), n, n)
+        return split_noise(a, sensitivity, epsilon, n, n)
+    target = epsilon * (1.0 - _BUDGET_RTOL)
     q = m / n
     log_a = np.log(a)
 
