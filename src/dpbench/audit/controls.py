@@ -29,12 +29,14 @@ from dpbench.audit.float_attack import numpy_laplace_producible
 from dpbench.audit.targets import DELTA, ample_ledger, claimed_epsilon, laplace_target
 from dpbench.privacy.events import GaussianEvent
 from dpbench.privacy.mechanisms import gaussian_mechanism, laplace_mechanism
+from dpbench.privacy.published import subsampled_laplace_std_as_scale
 from dpbench.problems import make_problem
 
 __all__ = [
     "dda_sample_not_drawn",
     "dp_agd_authors_noisy_min",
     "gaussian_step_unclipped",
+    "kuru_authors_laprnd",
     "laplace_halved_noise",
     "laplace_l2_calibrated",
     "laplace_noise_reused",
@@ -210,3 +212,19 @@ def dp_agd_authors_noisy_min(epsilon: float = 1.0, *, candidates: int = 21, max_
                   pair=f"{candidates} candidate steps, equal clipped-loss scores on D; D′ adds a record with clipped "
                   f"loss 0 at step 0 and C_obj = {clip:g} at the others",
                   proof="(broken as published) DP-AGD's public noisy min adds Exp noise to the scores, Lee & Kifer 2018 code")
+
+
+def kuru_authors_laprnd(epsilon: float = 2.0) -> Target:
+    """BROKEN as published: kuru_acc's noisy gradient as the authors' MATLAB draws it
+    (:func:`~dpbench.privacy.published.subsampled_laplace_std_as_scale`, ``fidelity=authors_code``:
+    ``laprnd`` reads its scale argument b as a standard deviation, so the noise is Lap(b/√2)), charged
+    ε for Lap(b = Δ₁/ε). Full batch (m = n): f(D) = 0, f(D′) = Δ₁ = 1; the true loss is √2·ε. Claimed
+    ε = 2, so the true 2.83 clears the claim by the margin the suite asks of a control."""
+
+    def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        return subsampled_laplace_std_as_scale(np.full(n, float(side)), sensitivity=1.0, epsilon=epsilon, sample_size=1,
+                                               population=1, rng=rng, ledger=ample_ledger("pure"))
+
+    return Target("control_kuru_authors_laprnd", epsilon, 0.0, sample,
+                  pair="f(D) = 0, f(D′) = 1 = Δ₁, one coordinate, m = n",
+                  proof="(broken as published) laprnd.m draws Lap(b/√2) for a charge of Lap(b), kuru_acc code")

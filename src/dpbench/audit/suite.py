@@ -84,6 +84,7 @@ CONTROLS: dict[str, Callable[[], Target]] = {
     "control_pwa_laplace_data_b_max_understated": ctl.pwa_laplace_data_b_max_understated,
     "control_dda_sample_not_drawn": ctl.dda_sample_not_drawn,
     "control_dp_agd_authors_noisy_min": ctl.dp_agd_authors_noisy_min,
+    "control_kuru_authors_laprnd": ctl.kuru_authors_laprnd,
 }
 """Deliberately broken mechanisms: each MUST be a violation."""
 
