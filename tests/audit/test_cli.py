@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from dpbench.algorithms.registry import ALGORITHMS
 from dpbench.audit import cli as audit_cli
 from dpbench.audit import suite
 from dpbench.audit.targets import laplace_target
@@ -30,6 +31,11 @@ def test_list_names_every_target_and_control(capsys):
     assert audit_cli.main(["--list"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in [*suite.TARGETS, *suite.CONTROLS])
+    coverage = out[out.index("private algorithms and the targets auditing their releases"):].splitlines()[1:]
+    listed = {line.split()[0]: line.split(None, 1)[1] for line in coverage}
+    private = {name for name, cls in ALGORITHMS.items() if cls.private}
+    assert set(listed) == private  # every private algorithm, each with at least one target of the suite
+    assert all(any(target in suite.TARGETS for target in text.split("; not audited")[0].split(", ")) for text in listed.values())
 
 
 def test_a_violating_target_exits_1(monkeypatch, capsys):

@@ -11,6 +11,7 @@ import math
 import sys
 import time
 
+from dpbench.algorithms.audit_coverage import AUDIT_COVERAGE
 from dpbench.audit.core import DEFAULT_N, FAMILY_ALPHA
 from dpbench.audit.suite import (
     CONTROLS,
@@ -61,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--targets", default=None, help="comma-separated names (default: every real target); see --list")
     p.add_argument("--controls", action="store_true", help="also run every positive control (must all be caught)")
     p.add_argument("--out", default=None, help="write the results as a parquet file")
-    p.add_argument("--list", action="store_true", help="list the targets and controls, then exit")
+    p.add_argument("--list", action="store_true",
+                   help="list the targets, the controls and the targets of each private algorithm, then exit")
     return p
 
 
@@ -72,6 +74,10 @@ def _list() -> str:
         for name in registry:
             t = build(name)
             lines.append(f"  {name:34s} ε = {_number(t.epsilon)}, δ = {_number(t.delta, 2)}; {t.proof}; pair: {t.pair}")
+    lines.append("private algorithms and the targets auditing their releases (dpbench/algorithms/audit_coverage.py):")
+    for algorithm, coverage in AUDIT_COVERAGE.items():
+        gaps = f"; not audited: {coverage.gaps}" if coverage.gaps else ""
+        lines.append(f"  {algorithm:34s} {', '.join(coverage.targets)}{gaps}")
     return "\n".join(lines)
 
 
