@@ -59,7 +59,7 @@ def test_the_page_lists_the_changes_the_effects_and_the_claims_per_mode(compose_
                                      ("blsgd", "dp_blsgd", ()))]
     rows = pd.concat(frames, ignore_index=True)
     page = deviations.table(rows)
-    assert "## chen_lee: dp_agd, fidelity=authors_code (*not private*: fidelity=authors_code: the noisy min" in page
+    assert "## chen_lee: dp_agd, fidelity=authors_code\n\n**Not private**: fidelity=authors_code: the noisy min" in page
     assert "- the step applied is candidate idx − 1 of the chosen idx" in page
     assert "| synthetic_logreg | 1 |" in page
     assert "## chen_lee's claims, fidelity=correct" in page and "## chen_lee's claims, fidelity=authors_code" in page

@@ -4,7 +4,7 @@ of the paper's claims hold in which mode. ``dpbench-plot deviations DIR`` on swe
 
 A *point* is one setting of a method — paper, method, dataset, model, ε, δ, relation and every
 hyper-parameter but ``fidelity``. Its *headline* is the mean test accuracy over folds × reps, or,
-for methods measured by their suboptimality (kuru_acc: no test accuracy), the mean
+for points measured by their suboptimality (kuru_acc's, which have no test set), the mean
 log₁₀(F(x_T) − F*). Per point and mode: the mean with a 95 % Student-t interval; per mode other than
 ``correct``: the difference from ``correct`` with a 95 % Welch interval, and whether the mode's ε is a
 guarantee (``guarantee_valid``). A mode's changes are listed from its declaration
@@ -37,7 +37,8 @@ CLAIMS: dict[str, Callable[[pd.DataFrame], list[str]]] = {"chen_lee": chen_lee.c
 
 
 def _headline(df: pd.DataFrame) -> tuple[pd.Series, str]:
-    """(value per row, its name): test accuracy, or log₁₀ suboptimality where every accuracy is NaN."""
+    """(value per row, its name) of one point's rows: test accuracy, or log₁₀ suboptimality where
+    every accuracy is NaN."""
     if "test_accuracy" in df.columns and df["test_accuracy"].notna().any():
         return df["test_accuracy"], "test accuracy"
     if "suboptimality" in df.columns and df["suboptimality"].notna().any():
@@ -76,11 +77,10 @@ def effects(df: pd.DataFrame) -> pd.DataFrame:
     if "fidelity" not in df.columns:
         raise DpbenchError("the results have no fidelity column: run a deviations preset (experiment=deviations_<paper>)")
     df = df[df["private"].astype(bool)] if "private" in df.columns else df
-    value, name = _headline(df)
-    df = df.assign(_value=value)
     rows = []
     for point, group in df.groupby(_point_columns(df), dropna=False, sort=True):
-        by_mode = dict(tuple(group.groupby("fidelity")))
+        value, name = _headline(group)  # per point: sweeps of several papers measure different things
+        by_mode = dict(tuple(group.assign(_value=value).groupby("fidelity")))
         if "correct" not in by_mode:
             continue
         base_mean, base_ci, base_n = _mean_ci(by_mode["correct"]["_value"])
@@ -110,31 +110,68 @@ def mode_rows(df: pd.DataFrame, mode: str) -> pd.DataFrame:
 
 
 def figure(df: pd.DataFrame) -> Figure:
-    """A panel per (paper, dataset): each mode's difference from ``correct`` against ε, a line per
-    (method, mode) with its 95 % Welch interval; a dashed line marks no difference."""
-    table_ = effects(df)
-    panels = sorted(table_.groupby(["paper", "dataset", "metric"]).groups)
-    cols = min(3, len(panels))
-    fig, axes = plt.subplots(math.ceil(len(panels) / cols), cols, figsize=(4.6 * cols, 3.6 * math.ceil(len(panels) / cols)),
-                             squeeze=False)
-    for ax, (paper, dataset, metric) in zip(axes.ravel(), panels):
-        here = table_[(table_["paper"] == paper) & (table_["dataset"] == dataset)]
-        for k, ((algorithm, mode), line) in enumerate(here.groupby(["algorithm", "mode"])):
-            look = variant(str(algorithm), k)
-            line = line.groupby("eps")[["difference", "difference_ci"]].mean().reset_index()
-            ax.errorbar(line["eps"], line["difference"], yerr=line["difference_ci"].fillna(0.0), marker=look.marker,
-                        ls=look.line, color=look.colour, capsize=3, label=f"{algorithm} {mode}")
-        ax.axhline(0.0, color="0.4", ls="--", lw=1)
-        ax.set_xscale("log")
-        ax.set_xlabel("ε")
-        ax.set_ylabel(f"Δ {metric} (mode − correct)")
+    """A panel per (paper, dataset, metric) with each mode's difference from ``correct`` and its 95 %
+    Welch interval: against ε, a line per (method, mode), where the points span several ε; else one
+    row per (method, mode, setting), the settings named by the hyper-parameters that vary. A dashed
+    line marks no difference."""
+    found = effects(df)
+    panels = sorted(found.groupby(["paper", "dataset", "metric"]).groups)
+    heights = [max(3.6, 0.22 * len(found[(found["paper"] == p) & (found["dataset"] == d)])) if
+               found.loc[(found["paper"] == p) & (found["dataset"] == d), "eps"].nunique() == 1 else 3.6
+               for p, d, _ in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, sum(heights)), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    for ax, (paper, dataset, metric) in zip(axes[:, 0], panels):
+        here = found[(found["paper"] == paper) & (found["dataset"] == dataset)]
+        if here["eps"].nunique() > 1:
+            _against_eps(ax, here)
+            ax.axhline(0.0, color="0.4", ls="--", lw=1)
+            ax.set_ylabel(f"Δ {metric}\n(mode − correct)")
+        else:
+            _forest(ax, here)
+            ax.axvline(0.0, color="0.4", ls="--", lw=1)
+            ax.set_xlabel(f"Δ {metric} (mode − correct), ε = {here['eps'].iloc[0]:g}")
         ax.set_title(f"{paper}: {dataset}")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    for ax in axes.ravel()[len(panels):]:
-        ax.axis("off")
     fig.tight_layout()
     return fig
+
+
+def _against_eps(ax, here: pd.DataFrame) -> None:
+    for k, ((algorithm, mode), line) in enumerate(here.groupby(["algorithm", "mode"])):
+        look = variant(str(algorithm), k)
+        line = line.groupby("eps")[["difference", "difference_ci"]].mean().reset_index()
+        ax.errorbar(line["eps"], line["difference"], yerr=line["difference_ci"].fillna(0.0), marker=look.marker,
+                    ls=look.line, color=look.colour, capsize=3, label=f"{algorithm} {mode}")
+    ax.set_xscale("log")
+    ax.set_xlabel("ε")
+    ax.legend(fontsize=7)
+
+
+def _shown(value) -> str:
+    """A hyper-parameter's value in a label: ``null`` for a missing one (e.g. batch_size = all rows)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "null"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _settings(rows: pd.DataFrame) -> pd.Series:
+    """Per row, the hyper-parameters that vary among ``rows`` (one method's points), as ``name=value``."""
+    varying = [c for c in sorted(rows.columns) if c.startswith("p_") and rows[c].map(_shown).nunique() > 1]
+    return rows.apply(lambda r: " ".join(f"{c[2:]}={_shown(r[c])}" for c in varying), axis=1) if len(rows) else \
+        pd.Series(dtype=str)
+
+
+def _forest(ax, here: pd.DataFrame) -> None:
+    rows = pd.concat([group.assign(setting=_settings(group)) for _, group in here.groupby("algorithm")])
+    rows = rows.sort_values(["algorithm", "mode", "setting"]).reset_index(drop=True)
+    for y, row in rows.iterrows():
+        look = variant(str(row["algorithm"]), 0 if row["mode"] == "authors_code" else 1)
+        ax.errorbar(row["difference"], y, xerr=0.0 if math.isnan(row["difference_ci"]) else row["difference_ci"],
+                    marker=look.marker, color=look.colour, capsize=3, ls="none")
+    ax.set_yticks(range(len(rows)), [f"{r['algorithm']} {r['mode']} {r['setting']}" for _, r in rows.iterrows()],
+                  fontsize=7)
+    ax.invert_yaxis()
 
 
 def _fmt(value: float, ci: float) -> str:
@@ -152,26 +189,30 @@ def _declared_changes(algorithm: str, mode: str) -> list[str]:
 
 def table(df: pd.DataFrame) -> str:
     """The markdown of docs/results/deviations.md: per method and mode, its changes, then every
-    point's effect; then, per paper, its claims checked in each mode."""
+    point's effect; then, per paper with at least two private methods in the rows, its claims
+    checked in each mode."""
     found = effects(df)
     intro = ("Each mode is compared with `fidelity=correct` at the same point (mean ± 95 % interval over folds × reps; "
              "difference ± 95 % Welch interval; **bold** where the interval excludes 0). A mode whose ε is not a "
-             "guarantee is marked *not private*: its rows are labelled `guarantee_valid = false` and no ranking uses them.")
+             "guarantee is marked **not private**: its rows are labelled `guarantee_valid = false` and no ranking uses them.")
     lines = ["# Deviations: the methods as printed and as their authors' code runs them, against dpbench's", "", intro, ""]
     for (paper, algorithm, mode), group in found.groupby(["paper", "algorithm", "mode"], sort=True):
-        guarantee = "ε is a guarantee" if group["guarantee"].all() else f"*not private*: {group['note'].iloc[0]}"
-        lines += [f"## {paper}: {algorithm}, fidelity={mode} ({guarantee})", "", "What it changes:", ""]
+        guarantee = "Its ε is a guarantee." if group["guarantee"].all() else f"**Not private**: {group['note'].iloc[0]}."
+        lines += [f"## {paper}: {algorithm}, fidelity={mode}", "", guarantee, "", "What it changes:", ""]
         lines += [f"- {change}" for change in _declared_changes(str(algorithm), str(mode))]
         metric = group["metric"].iloc[0]
-        lines += ["", f"| dataset | ε | {metric}: correct | {mode} | difference | runs |", "|---|---|---|---|---|---|"]
-        for _, row in group.sort_values(["dataset", "eps"]).iterrows():
+        group = group.assign(setting=_settings(group))
+        lines += ["", f"| dataset | ε | setting | {metric}: correct | {mode} | difference | runs |",
+                  "|---|---|---|---|---|---|---|"]
+        for _, row in group.sort_values(["dataset", "eps", "setting"]).iterrows():
             diff = _fmt(row["difference"], row["difference_ci"])
-            lines.append(f"| {row['dataset']} | {row['eps']:g} | {_fmt(row['correct'], row['correct_ci'])} | "
-                         f"{_fmt(row['value'], row['value_ci'])} | {f'**{diff}**' if row['significant'] else diff} | {row['runs']} |")
+            lines.append(f"| {row['dataset']} | {row['eps']:g} | {row['setting'] or '—'} | "
+                         f"{_fmt(row['correct'], row['correct_ci'])} | {_fmt(row['value'], row['value_ci'])} | "
+                         f"{f'**{diff}**' if row['significant'] else diff} | {row['runs']} |")
         lines.append("")
     for paper, check in CLAIMS.items():
         rows = df[df["paper"] == paper] if "paper" in df.columns else df.iloc[0:0]
-        if rows.empty:
+        if rows.loc[rows["private"].astype(bool), "algorithm"].nunique() < 2:  # the claims compare methods
             continue
         for mode in ["correct", *sorted(set(rows["fidelity"]) - {"correct"})]:
             lines += [f"## {paper}'s claims, fidelity={mode}", ""]
