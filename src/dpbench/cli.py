@@ -161,12 +161,21 @@ def hydra_message(exc: BaseException) -> str:
     unknown = re.match(r"Could not override '([^']+)'", text)
     if unknown:
         key = unknown.group(1)
+        if key == "algorithm.fidelity":
+            return f"this algorithm has no fidelity modes; {_methods_with_modes()} have them (docs/deviations.md)"
         return (
             f"{key} is not a key of this configuration: a typo, or a key of a {key.split('.')[0]} choice not "
             "selected; `dpbench --cfg job` prints every key"
         )
     text = text.split("Config search path")[0]
     return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _methods_with_modes() -> str:
+    """The algorithms that take ``algorithm.fidelity`` other than correct, with their modes."""
+    from dpbench.algorithms.registry import ALGORITHMS
+
+    return ", ".join(f"{name} ({'|'.join(cls.fidelity_modes)})" for name, cls in ALGORITHMS.items() if cls.fidelity_modes)
 
 
 def os_error_line(exc: OSError) -> str:

@@ -95,3 +95,11 @@ def test_authors_code_moves_to_the_candidate_before_the_chosen_one(monkeypatch):
             problem, ledger, np.random.default_rng(1), Tracer(problem, ledger))
         norms[fidelity] = float(np.linalg.norm(fitted.w))
     assert norms["correct"] == pytest.approx(0.3) and norms["authors_code"] == pytest.approx(0.2)
+
+
+def test_fidelity_on_a_method_without_modes_names_the_methods_that_have_them(cli, tmp_path):
+    result = cli(["algorithm=dp_sgd", "algorithm.fidelity=authors_code"], tmp_path)
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("dpbench: error: this algorithm has no fidelity modes; dp_agd (authors_code), ")
+    assert "dp_nag_opt (paper|authors_code)" in line and "docs/deviations.md" in line
