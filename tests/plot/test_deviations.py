@@ -65,3 +65,15 @@ def test_the_page_lists_the_changes_the_effects_and_the_claims_per_mode(compose_
     assert "## chen_lee's claims, fidelity=correct" in page and "## chen_lee's claims, fidelity=authors_code" in page
     assert page.count("- dp_blsgd beats dp_agd in ") == 2  # the claim checked in each mode
     assert len(deviations.figure(rows).axes) == 1
+
+
+def test_the_figure_draws_a_line_per_setting_and_never_pools_settings():
+    rows = pd.concat([
+        _rows({("dp_agd", "correct", e): [0.80, 0.82], ("dp_agd", "authors_code", e): [0.85 + shift, 0.87 + shift]})
+        .assign(p_splits=splits, config_hash=lambda d, s=splits: d["config_hash"] + f"-{s}")
+        for splits, shift in ((30, 0.0), (60, 0.05)) for e in (0.1, 0.4)
+    ], ignore_index=True)
+    (ax,) = deviations.figure(rows).axes
+    lines = {c.get_label(): list(c.lines[0].get_ydata()) for c in ax.containers}
+    assert lines == {"dp_agd authors_code splits=30": pytest.approx([0.05, 0.05]),
+                     "dp_agd authors_code splits=60": pytest.approx([0.10, 0.10])}

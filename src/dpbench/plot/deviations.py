@@ -138,11 +138,13 @@ def figure(df: pd.DataFrame) -> Figure:
 
 
 def _against_eps(ax, here: pd.DataFrame) -> None:
-    for k, ((algorithm, mode), line) in enumerate(here.groupby(["algorithm", "mode"])):
+    """A line per (method, mode, setting): points of different hyper-parameters are never pooled."""
+    rows = pd.concat([group.assign(setting=_settings(group)) for _, group in here.groupby("algorithm")])
+    for k, ((algorithm, mode, setting), line) in enumerate(rows.groupby(["algorithm", "mode", "setting"])):
         look = variant(str(algorithm), k)
-        line = line.groupby("eps")[["difference", "difference_ci"]].mean().reset_index()
+        line = line.sort_values("eps")
         ax.errorbar(line["eps"], line["difference"], yerr=line["difference_ci"].fillna(0.0), marker=look.marker,
-                    ls=look.line, color=look.colour, capsize=3, label=f"{algorithm} {mode}")
+                    ls=look.line, color=look.colour, capsize=3, label=" ".join(filter(None, (algorithm, mode, setting))))
     ax.set_xscale("log")
     ax.set_xlabel("ε")
     ax.legend(fontsize=7)
