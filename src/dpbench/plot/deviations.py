@@ -28,11 +28,11 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 from dpbench.errors import DpbenchError
-from dpbench.plot import chen_lee
+from dpbench.plot import chen_lee, kuru
 from dpbench.plot.style import variant
 
 POINT = ["paper", "algorithm", "dataset", "model", "eps", "delta", "neighbouring"]
-CLAIMS: dict[str, Callable[[pd.DataFrame], list[str]]] = {"chen_lee": chen_lee.claims}
+CLAIMS: dict[str, Callable[[pd.DataFrame], list[str]]] = {"chen_lee": chen_lee.claims, "kuru_acc": kuru.claim_lines}
 """paper → the markdown lines checking its claims on one mode's rows."""
 
 

@@ -191,10 +191,10 @@ def fig2(_data=None) -> Figure:
 
 
 # ============================================================================= Figs 3–4
-def _settings(jobs: Jobs) -> pd.DataFrame:
+def _settings(results: pd.DataFrame) -> pd.DataFrame:
     """One row per run: algorithm, T (requested), c, m label, n_iterations, final gap, plus job/fold/rep.
     A curve (algorithm, c, T) holding more than one configuration is refused (:mod:`dpbench.plot.configs`)."""
-    df = jobs.results
+    df = results
     needed = ("algorithm", "params", "fstar", "train_objective", "n_iterations", "fold", "rep")
     missing = [c for c in needed if c not in df.columns]
     if missing:
@@ -240,7 +240,7 @@ def mean_traces(jobs: Jobs) -> pd.DataFrame:
     """log10 of the mean over reps of F(x_t) − F*, per (algorithm, c, T, iteration); trace rows join
     their run on (job, fold, rep) for F* and the settings. Past the end of a shorter rep (-opt methods
     whose T' differs between reps) the mean is over the reps still running."""
-    runs = _settings(jobs)
+    runs = _settings(jobs.results)
     _one_setting(runs)
     tr = jobs.traces.drop(columns=[c for c in ("algorithm", "dataset", "eps") if c in jobs.traces.columns])
     tr = tr.merge(runs[["job", "fold", "rep", "algorithm", "c", "T", "fstar"]], on=["job", "fold", "rep"])
@@ -254,7 +254,7 @@ def fig3(jobs: Jobs) -> Figure:
     """kuru_acc Fig. 3 (m = n) / Fig. 4 (m = 1000): log10 of the mean over reps of F(x_t) − F*
     against t, one panel per (c, method) — c = 0.1 top, c = 1 bottom — and a colour per T.
     Results mixing batch sizes (or datasets, or ε) are refused: pass one sweep directory."""
-    runs = _settings(jobs)
+    runs = _settings(jobs.results)
     _one_setting(runs)
     curves = mean_traces(jobs)
     Ts = sorted(runs["T"].unique())
@@ -280,10 +280,10 @@ def fig3(jobs: Jobs) -> Figure:
     return fig
 
 
-def final_stats(jobs: Jobs) -> pd.DataFrame:
-    """Per (m, c, algorithm, T): log10 of the mean final gap over reps (``mean_log``), the std of the
-    per-rep log10 gaps (``std_log``, ddof 1), mean iterations actually run (``T_run``), reps."""
-    runs = _settings(jobs)
+def final_stats(results: pd.DataFrame) -> pd.DataFrame:
+    """Per (m, c, algorithm, T) of the results rows: log10 of the mean final gap over reps (``mean_log``),
+    the std of the per-rep log10 gaps (``std_log``, ddof 1), mean iterations actually run (``T_run``), reps."""
+    runs = _settings(results)
     runs["rep_log"] = np.log10(runs["gap"])
     grouped = runs.groupby(["m", "c", "algorithm", "T"])
     return pd.DataFrame(
@@ -379,11 +379,22 @@ def _verdict(outcomes: list[bool]) -> str:
     return "HOLDS" if all(outcomes) else "FAILS"
 
 
+def claim_lines(results: pd.DataFrame) -> list[str]:
+    """Markdown lines checking the Sec 5 claims (:func:`claims`) on results rows, per batch size: what
+    ``dpbench-plot deviations`` shows for each fidelity mode. "Best over T" is over the T that ran."""
+    stats = final_stats(results)
+    lines = [f"Best over T is over the T that ran: {', '.join(str(T) for T in sorted(stats['T'].unique()))}.", ""]
+    for m, at_m in stats.groupby("m"):
+        for claim, verdict, evidence in claims(at_m):
+            lines += [f"**{claim}, {m}: {verdict}**", ""] + [f"- {e}" for e in evidence] + [""]
+    return lines
+
+
 def summary(jobs: Jobs) -> str:
     """Markdown next to Figs 3–4: per (m, c), final log10(F(x_T) − F*) (log of the mean over reps
     ± std of per-rep logs) per method × T, mean T' of the -opt methods, then the Sec 5 claims,
     each with its verdict and the numbers behind it. Cells of settings not run say "not run"."""
-    stats = final_stats(jobs)
+    stats = final_stats(jobs.results)
     Ts = sorted(stats["T"].unique())
     header = "| method | " + " | ".join(f"T = {T}" for T in Ts) + " |"
     rule = "|---" * (len(Ts) + 1) + "|"
