@@ -153,21 +153,25 @@ def failed_jobs_line(reports: list) -> str | None:
     return None
 
 
-def hydra_message(exc: BaseException, multirun: bool = False) -> str:
+def hydra_message(exc: BaseException, args: tuple[str, ...] = ()) -> str:
     """Hydra's complaint about the command line in one line. Its hint for a misspelt key
     (``privacy.epss=1`` → "To append to your config use +privacy.epss=1") would add the typo as a
     new key, so an unknown key gets dpbench's own message instead; the config search path is dropped.
     In a sweep (``multirun``) Hydra first composes the *default* choice of each group, so a key of a
-    swept or preset-chosen algorithm is unknown there: the message says to write it ``++key=value``
-    (dpbench still refuses a key the algorithm of each job does not have)."""
+    swept or preset-chosen algorithm is unknown there: the message says to write it ``key=choice(value)``,
+    a sweep of one value, which Hydra applies only to each job (and which replaces a preset's sweep of
+    the same key, where ``++key=value`` would run each of its values with the same setting)."""
     text = str(exc)
     unknown = re.match(r"Could not override '([^']+)'", text)
     if unknown:
         key = unknown.group(1)
         group = key.split(".")[0]
+        multirun = any(arg in ("-m", "--multirun") for arg in args)
+        if multirun and any(arg.startswith(f"{key}=choice(") for arg in args):  # refused by a job's own compose
+            return f"{key} is not a key of the {group} of a job of this sweep: a typo, or a key that {group} lacks; `dpbench {group}=<name> --cfg job` prints its keys"
         in_sweep = (
             f"; in a sweep (-m) Hydra first composes the default {group}, so a key of the {group} the sweep "
-            f"chooses is written ++{key}=… (each job's {group} still checks it)"
+            f"chooses is written {key}=choice(…) (each job's {group} still checks it)"
         ) if multirun else ""
         if key == "algorithm.fidelity":
             return f"this algorithm has no fidelity modes; {_methods_with_modes()} have them (docs/deviations.md){in_sweep}"
@@ -210,7 +214,7 @@ def report_and_exit(exc: BaseException, reports: list) -> None:
     if isinstance(exc, OSError) and exc.errno is not None:  # a full, read-only or missing output location
         _fail(os_error_line(exc) + status_hint)
     if isinstance(exc, (HydraException, OmegaConfBaseException)):
-        _fail(hydra_message(exc, multirun=any(arg in ("-m", "--multirun") for arg in sys.argv[1:])))
+        _fail(hydra_message(exc, tuple(sys.argv[1:])))
     traceback.print_exception(exc)
     print(f"dpbench: internal error {type(exc).__name__} (a bug: please report it with the traceback above)", file=sys.stderr)
     sys.exit(1)

@@ -106,18 +106,21 @@ def test_fidelity_on_a_method_without_modes_names_the_methods_that_have_them(cli
     assert "++" not in line  # not a sweep: no hint about Hydra's first composition
 
 
-def test_a_sweep_over_algorithms_takes_their_keys_written_with_plus_plus(cli, tmp_path):
+def test_a_sweep_over_algorithms_takes_their_keys_written_as_a_choice(cli, tmp_path):
     """With -m Hydra composes the default algorithm (dp_blsgd) first, which has no ``fidelity``: the
-    error says to write ``++algorithm.fidelity=…``, and so written the sweep runs each algorithm's mode
-    (a misspelt key is still refused, by the algorithm of the job)."""
+    error says to write ``algorithm.fidelity=choice(…)``, and so written the sweep runs each algorithm's
+    mode (a misspelt key is still refused, by the algorithm of the job)."""
     sweep = ["-m", "algorithm=dp_gd,dp_hb", "model=kuru_logreg", "reps=1", "cv.folds=1", "dataset.n=300",
              "progress=False", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
     refused = cli([*sweep, "algorithm.fidelity=paper"], tmp_path)
     assert refused.returncode == 2
-    assert "written ++algorithm.fidelity=… (each job's algorithm still checks it)" in refused.stderr.strip().splitlines()[-1]
-    ran = cli([*sweep, "++algorithm.fidelity=paper", "++algorithm.iterations=5"], tmp_path)
+    assert "written algorithm.fidelity=choice(…) (each job's algorithm still checks it)" in refused.stderr.strip().splitlines()[-1]
+    ran = cli([*sweep, "algorithm.fidelity=choice(paper)", "algorithm.iterations=choice(5)"], tmp_path)
     assert ran.returncode == 0, ran.stderr
     rows = pd.concat(pd.read_parquet(p) for p in (tmp_path / "sweep").glob("*/results.parquet"))
     assert sorted(rows["algorithm"]) == ["dp_gd", "dp_hb"] and set(rows["fidelity"]) == {"paper"}
-    typo = cli([*sweep, "++algorithm.iteratons=5"], tmp_path)
-    assert typo.returncode != 0 and "algorithm.iteratons is not a parameter of dp_gd" in typo.stderr
+    typo = cli([*sweep, "algorithm.iteratons=choice(5)"], tmp_path)
+    assert typo.returncode == 2
+    assert typo.stderr.strip().splitlines()[-1] == (
+        "dpbench: error: algorithm.iteratons is not a key of the algorithm of a job of this sweep: a typo, or a key "
+        "that algorithm lacks; `dpbench algorithm=<name> --cfg job` prints its keys")
