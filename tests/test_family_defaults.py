@@ -22,7 +22,8 @@ REPLACE_ONE = "privacy.neighbouring=replace_one"
 # privacy.neighbouring=native too (rows: neighbouring=replace_one, relation_conversion=native) instead of being
 # refused under the default add_remove. pwa_subgradient_nonprivate is not private and keeps the default.
 NATIVE_ONLY = ("dp_dda", "dp_dda_two_edges", "dp_dda_all_nodes", "pwa_exponential", "pwa_laplace_data",
-               "pwa_laplace_solution", "pwa_subgradient", "pwa_subgradient_active", "pwa_subgradient_small_step")
+               "pwa_laplace_solution", "pwa_laplace_solution_paper", "pwa_subgradient", "pwa_subgradient_paper",
+               "pwa_subgradient_small_step")
 REFUSED_UNDER_ADD_REMOVE = r"does not support privacy.neighbouring=add_remove: .*; use " \
                            r"privacy.neighbouring=replace_one or privacy.neighbouring=native"
 BO_SMALL = ["dataset.n=1500", "dataset.d=5", "bo.n_candidates=12", "bo.train_size=300", "bo.test_size=300",
@@ -121,7 +122,7 @@ def test_the_command_line_override_wins_in_the_cli(cli, tmp_path):
     assert _cfg_job(cli, tmp_path, "algorithm=kusner_alg3", "bo.target=svm_rbf")["bo"]["target"] == "svm_rbf"
     assert _cfg_job(cli, tmp_path, "algorithm=dp_dda_two_edges")["privacy"]["neighbouring"] == "native"
     assert _cfg_job(cli, tmp_path, ADD_REMOVE, "algorithm=dp_dda")["privacy"]["neighbouring"] == "add_remove"
-    assert _cfg_job(cli, tmp_path, "algorithm=pwa_subgradient_active", REPLACE_ONE)["privacy"]["neighbouring"] == "replace_one"
+    assert _cfg_job(cli, tmp_path, "algorithm=pwa_subgradient_paper", REPLACE_ONE)["privacy"]["neighbouring"] == "replace_one"
 
 
 # ------------------------------------------------------------------ the issue's commands, run
@@ -134,7 +135,7 @@ def test_the_command_line_override_wins_in_the_cli(cli, tmp_path):
          {"model": "bo", "target": "logreg", "dataset": "synthetic_logreg", "neighbouring": "add_remove"}),
         (["dataset=synthetic_pwa", "algorithm=pwa_laplace_data"],
          {"model": "pwa", "dataset": "synthetic_pwa", "neighbouring": "replace_one", "relation_conversion": "native"}),
-        (["algorithm=pwa_subgradient_active", "algorithm.iterations=5"],  # a variant built on pwa_subgradient
+        (["algorithm=pwa_subgradient_paper", "algorithm.iterations=5"],  # a variant built on pwa_subgradient
          {"model": "pwa", "dataset": "synthetic_pwa", "neighbouring": "replace_one", "relation_conversion": "native"}),
         (["algorithm=pwa_laplace_solution", REPLACE_ONE],
          {"model": "pwa", "dataset": "synthetic_pwa", "neighbouring": "replace_one", "relation_conversion": "native"}),
@@ -215,7 +216,7 @@ EXPLICIT = {
     "algorithm=kusner_mtgp_likelihood": "algorithm=kusner_mtgp_likelihood model=bo",
     "algorithm=kusner_alg3": "algorithm=kusner_alg3 model=bo bo.target=logreg",
     f"algorithm=pwa_laplace_data {NATIVE}": f"algorithm=pwa_laplace_data dataset=synthetic_pwa model=pwa {NATIVE}",
-    f"algorithm=pwa_subgradient_active {NATIVE}": f"algorithm=pwa_subgradient_active dataset=synthetic_pwa model=pwa {NATIVE}",
+    f"algorithm=pwa_subgradient_paper {NATIVE}": f"algorithm=pwa_subgradient_paper dataset=synthetic_pwa model=pwa {NATIVE}",
     f"dataset=adult algorithm=dp_dda {NATIVE}": f"dataset=adult algorithm=dp_dda model=liu_l2_svm {NATIVE}",
     f"dataset=synthetic_svm algorithm=dp_dda_two_edges {NATIVE}": f"dataset=synthetic_svm algorithm=dp_dda_two_edges model=liu_l2_svm {NATIVE}",
     # selecting the relation too: the same jobs as with privacy.neighbouring=native spelt out
@@ -287,6 +288,9 @@ def test_no_preset_job_nor_the_default_run_changes_its_config_hash():
 
 # Recorded from conf/ as committed before this change (each short spelling through its EXPLICIT form);
 # labels whose job was refused then (kuru_fig3/4's base config, outpert_rsgd under add_remove) are left out.
+# han_pwa's pwa_laplace_solution / pwa_subgradient jobs were re-recorded by issue 22: algorithm.fidelity replaced
+# paper_scale and selection, correct (the default) became Δ/ε and the active sign, and the han_fig presets run the
+# printed ones as pwa_laplace_solution_paper / pwa_subgradient_paper (pwa_subgradient_active is pwa_subgradient now).
 HASHES = {
     'default': 'de166f2844fe1f0d',
     'algorithm=dp_agd': 'd4aac008a4ac197d',
@@ -311,7 +315,7 @@ HASHES = {
     'algorithm=kusner_mtgp_likelihood': '317ae4449913be7d',
     'algorithm=kusner_alg3': 'f99677ade1878334',
     'algorithm=pwa_laplace_data privacy.neighbouring=native': '056a162818fbe2df',
-    'algorithm=pwa_subgradient_active privacy.neighbouring=native': 'ea67d9a15f531350',
+    'algorithm=pwa_subgradient_paper privacy.neighbouring=native': 'f4448a308ac716f6',
     'dataset=adult algorithm=dp_dda privacy.neighbouring=native': '9179ce035bd3ea97',
     'dataset=synthetic_svm algorithm=dp_dda_two_edges privacy.neighbouring=native': '934a208b6361bd82',
     'dataset=adult algorithm=dp_dda': '9179ce035bd3ea97',
@@ -321,10 +325,10 @@ HASHES = {
     'algorithm=dp_dda_all_nodes': '27630b6bf99c549c',
     'algorithm=pwa_exponential': 'df63a8b015042c3c',
     'algorithm=pwa_laplace_data': '056a162818fbe2df',
-    'algorithm=pwa_laplace_solution': '6c2ccafff8018915',
-    'algorithm=pwa_subgradient': 'c978488f1e1c7e6c',
-    'algorithm=pwa_subgradient_active': 'ea67d9a15f531350',
-    'algorithm=pwa_subgradient_small_step': '0b97ee562524921a',
+    'algorithm=pwa_laplace_solution': 'f32c0a3b057e56a0',
+    'algorithm=pwa_subgradient': '7664114dbfd77e33',
+    'algorithm=pwa_subgradient_paper': 'f4448a308ac716f6',
+    'algorithm=pwa_subgradient_small_step': 'c96f441a2593342f',
     'algorithm=pwa_subgradient_nonprivate': '4ac2ddfdd3123712',
     'algorithm=dp_dda privacy.neighbouring=replace_one': 'bf4af42165368b66',
     'algorithm=pwa_exponential privacy.neighbouring=replace_one': 'b5b92b03b93f6749',
@@ -360,24 +364,24 @@ HASHES = {
     'experiment=chen_lee_fig4 algorithm=privgene,dataset=adult,privacy.eps=0.05': 'b4236eabf330807e',
     'experiment=chen_lee_fig4 algorithm=majority,dataset=adult,privacy.eps=0.05': '56dfd42b911c3624',
     'experiment=chen_lee_fig4 algorithm=nonprivate,dataset=adult,privacy.eps=0.05': '410a892ee53f8425',
-    'experiment=han_fig1': '51ec1c2013fa30c2',
-    'experiment=han_fig1 algorithm.iterations=1,algorithm.step_scale=1.0,algorithm=pwa_subgradient': '0d837fcd24e58289',
-    'experiment=han_fig1 algorithm.iterations=1,algorithm.step_scale=1.0,algorithm=pwa_subgradient_active': 'e54b063bc0dc2b81',
+    'experiment=han_fig1': '3d099d9883612738',
+    'experiment=han_fig1 algorithm.iterations=1,algorithm.step_scale=1.0,algorithm=pwa_subgradient': '98156804ef2dcc0b',
+    'experiment=han_fig1 algorithm.iterations=1,algorithm.step_scale=1.0,algorithm=pwa_subgradient_paper': '4fa7b3bb9cf30ef7',
     'experiment=han_fig1 algorithm.iterations=1,algorithm.step_scale=1.0,algorithm=pwa_subgradient_nonprivate': '0ea48738bb26d2c9',
-    'experiment=han_fig2': '3006ce3f2a0841a8',
+    'experiment=han_fig2': '8fe130af6bd47c05',
     'experiment=han_fig2 algorithm=pwa_laplace_data,dataset.c=0.05': '2d6bfde7d2525103',
-    'experiment=han_fig2 algorithm=pwa_laplace_solution,dataset.c=0.05': '41f6337935fbb1bf',
+    'experiment=han_fig2 algorithm=pwa_laplace_solution_paper,dataset.c=0.05': '87e09bfc0582a9f4',
     'experiment=han_fig2 algorithm=pwa_exponential,dataset.c=0.05': '7061fd74a79b3b32',
-    'experiment=han_fig2 algorithm=pwa_subgradient,dataset.c=0.05': '1af787c0dcaecf38',
-    'experiment=han_fig2 algorithm=pwa_subgradient_active,dataset.c=0.05': '17dc273f7cd72bc6',
-    'experiment=han_fig2 algorithm=pwa_subgradient_small_step,dataset.c=0.05': '0cf0668b185dea19',
-    'experiment=han_fig3': 'd2da94adceed752d',
+    'experiment=han_fig2 algorithm=pwa_subgradient,dataset.c=0.05': 'a279edae599a0476',
+    'experiment=han_fig2 algorithm=pwa_subgradient_paper,dataset.c=0.05': 'e705f53b7953ed43',
+    'experiment=han_fig2 algorithm=pwa_subgradient_small_step,dataset.c=0.05': 'c06f3c605f77c1bc',
+    'experiment=han_fig3': '4ed2fc015cf6b868',
     'experiment=han_fig3 algorithm=pwa_laplace_data,dataset.m=10': '0d322940ad72fa68',
-    'experiment=han_fig3 algorithm=pwa_laplace_solution,dataset.m=10': '2d1bf6e6a4bd1fcc',
+    'experiment=han_fig3 algorithm=pwa_laplace_solution_paper,dataset.m=10': '12183a2a8748cdf2',
     'experiment=han_fig3 algorithm=pwa_exponential,dataset.m=10': '5253badb77ad2c62',
-    'experiment=han_fig3 algorithm=pwa_subgradient,dataset.m=10': 'e304e5ca30fe595d',
-    'experiment=han_fig3 algorithm=pwa_subgradient_active,dataset.m=10': '7e4546f736901fdc',
-    'experiment=han_fig3 algorithm=pwa_subgradient_small_step,dataset.m=10': 'aace7a7b45b99076',
+    'experiment=han_fig3 algorithm=pwa_subgradient,dataset.m=10': '0f2fc92ca97f1960',
+    'experiment=han_fig3 algorithm=pwa_subgradient_paper,dataset.m=10': '85361f0be8c0c636',
+    'experiment=han_fig3 algorithm=pwa_subgradient_small_step,dataset.m=10': '15afc516bc172aa2',
     'experiment=kuru_fig3 algorithm.iterations=100,algorithm.step_scale=0.1,algorithm=dp_gd': '0b51eb698ae7a759',
     'experiment=kuru_fig3 algorithm.iterations=100,algorithm.step_scale=0.1,algorithm=dp_hb': '6a4ca8d6ea6e5c8f',
     'experiment=kuru_fig3 algorithm.iterations=100,algorithm.step_scale=0.1,algorithm=dp_nag': 'f3da68499f27e987',

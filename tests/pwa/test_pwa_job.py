@@ -18,8 +18,8 @@ from dpbench.pwa.mechanisms import laplace_data
 
 PWA = ("dataset=synthetic_pwa", "model=pwa", "progress=false", "dataset.m=8", "dataset.d=3", "privacy.neighbouring=replace_one")
 ALGORITHMS = (
-    "pwa_laplace_data", "pwa_laplace_solution", "pwa_exponential", "pwa_subgradient", "pwa_subgradient_active",
-    "pwa_subgradient_nonprivate",
+    "pwa_laplace_data", "pwa_laplace_solution", "pwa_laplace_solution_paper", "pwa_exponential", "pwa_subgradient",
+    "pwa_subgradient_paper", "pwa_subgradient_nonprivate",
 )
 
 
@@ -116,7 +116,7 @@ def test_mismatched_problem_kinds_are_refused(compose_run_config, overrides, mes
         ("dataset.m=0", DataError, r"option 'm' must be an integer >= 1, got 0"),
         ("dataset.c=-1", DataError, r"option 'c' must be a positive number, got -1"),
         ("+dataset.n=5", DataError, r"has no option 'n'"),
-        ("algorithm.selection=max", ConfigError, r"selection must be one of printed, active, got 'max'"),
+        ("algorithm.fidelity=authors_code", ConfigError, r"fidelity must be one of correct, paper, got 'authors_code'"),
         ("algorithm.iterations=0", ConfigError, r"iterations must be an integer ≥ 1, got 0"),
         ("algorithm.project=1", ConfigError, r"project must be true or false, got 1"),
         ("model.reg=0.1", ConfigError, r"takes no parameters and reg = 0"),
@@ -143,12 +143,12 @@ def sweeps(tmp_path_factory):
             cfg = compose("config", overrides=[*PWA, "reps=30", "privacy.eps=0.1", *overrides])
             run_job(RunConfig.from_dictconfig(cfg), root / name / "_".join(overrides))
 
-        for algorithm in ("pwa_subgradient", "pwa_subgradient_active", "pwa_subgradient_nonprivate"):
+        for algorithm in ("pwa_subgradient_paper", "pwa_subgradient", "pwa_subgradient_nonprivate"):
             for k in (1, 10, 50):
                 for scale in (1.0, 0.1):
                     run("fig1", f"algorithm={algorithm}", f"algorithm.iterations={k}", f"algorithm.step_scale={scale}")
-        for algorithm in ("pwa_laplace_data", "pwa_laplace_solution", "pwa_exponential", "pwa_subgradient",
-                          "pwa_subgradient_active", "pwa_subgradient_small_step"):
+        for algorithm in ("pwa_laplace_data", "pwa_laplace_solution_paper", "pwa_exponential", "pwa_subgradient_paper",
+                          "pwa_subgradient", "pwa_subgradient_small_step"):
             for c in (0.1, 1.0):
                 extra = ("algorithm.n_steps=300",) if algorithm == "pwa_exponential" else ()
                 run("fig2", f"algorithm={algorithm}", f"dataset.c={c}", *extra)
@@ -174,7 +174,7 @@ def test_figure_2_summary_computes_the_claim_from_the_numbers(sweeps):
     df = load_results([sweeps / "fig2"])
     assert len(han.fig2(df).axes) == 1
     stats = han.point_stats(df, "c")
-    claim, verdict, lines = han._lowest_claim(stats, "c")
+    _claim, verdict, lines = han._lowest_claim(stats, "c")
     winners = stats[stats["method"].isin(han.MECHANISMS)].sort_values("subopt").groupby("x")["method"].first()
     assert verdict == ("HOLDS" if (winners == "subgradient").all() else "FAILS")
     assert len(lines) == 2

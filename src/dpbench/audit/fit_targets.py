@@ -111,15 +111,15 @@ def pwa_subgradient_target(selection: str = "printed", epsilon: float = 1.0) -> 
     """One subgradient selection of han_pwa's private subgradient method (Alg. 1–2, Thm 24) through
     ``PWASubgradient.release`` with k = 1 (every one of the k selections of a run is this draw with
     ε_k = ε/k; their composition, Thm 15, is not audited here). At x(1) = 0, u_sub(i) = b_i and i* is drawn
-    ∝ exp(∓ε·u_sub/(2b_max)) (``selection`` "printed": −, "active": +); x(2) = Π_P(−α a_{i*}), and with
-    slopes a = (1, −1, ½, −½), c = 1 and α = 1 (step_scale ½, so |α a_i| ≤ c and the projection does
-    nothing) x(2) = −a_{i*} identifies the index. Pair (b_max = 1): the exponential mechanism's worst case
+    ∝ exp(∓ε·u_sub/(2b_max)) (``selection`` "printed": −, ``fidelity=paper``; "active": +,
+    ``fidelity=correct``); x(2) = Π_P(−α a_{i*}), and with slopes a = (1, −1, ½, −½), c = 1 and α = 1
+    (step_scale ½, so |α a_i| ≤ c and the projection does nothing) x(2) = −a_{i*} identifies the index. Pair (b_max = 1): the exponential mechanism's worst case
     (McSherry & Talwar 2007; as the ``exponential`` target), b = ±(6, 0, 0, 0) vs ±(5, 1, 1, 1) — piece 1
     gains b_max in score while every other loses b_max, adjacent by eq. (4) — sign + for "printed"."""
     A = np.array([[1.0], [-1.0], [0.5], [-0.5]])
     sign = 1.0 if selection == "printed" else -1.0
     problems = [PWAProblem(A, sign * np.array(b), 1.0, 1.0) for b in ((6.0, 0.0, 0.0, 0.0), (5.0, 1.0, 1.0, 1.0))]
-    method = PWASubgradient(iterations=1, step_scale=0.5, selection=selection)
+    method = PWASubgradient(iterations=1, step_scale=0.5, fidelity="paper" if selection == "printed" else "correct")
     alpha = step_sizes(problems[0], 1, method.step_rule, method.step_scale)[0]
     if not alpha * np.abs(A).max() <= problems[0].c:
         raise AssertionError(f"the step α = {alpha} would leave the box: x(2) would not identify the index")

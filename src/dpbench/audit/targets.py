@@ -180,7 +180,7 @@ def above_threshold_target(noise: str = "laplace", *, epsilon: float = 1.0, rho:
 
 def pwa_vector_laplace_target(epsilon: float = 1.0) -> Target:
     """han_pwa's Laplace mechanism on the solution (``laplace_solution``, Sec. 4.2 / Thm 17) with the
-    exactly-ε scale Δ/ε (``paper_scale=False``; the paper's √d·Δ/ε only adds noise), i.e. vector-Laplace
+    exactly-ε scale Δ/ε (``fidelity=correct``; the paper's √d·Δ/ε only adds noise), i.e. vector-Laplace
     noise ∝ exp(−ε‖w‖₂/Δ), Δ = diam P = 2√d·c (Thm 9). Pair (d = 2, c = 1, b_max = 2):
     f = max(−x₁ + b₁, −x₂ + b₂, x₁ + b₃, x₂ + b₄) with b = (−1, −1, 1, 1) vs b′ = (1, 1, −1, −1), adjacent by
     eq. (4) (every offset moves by b_max): x_opt = (−1, −1) vs (1, 1), opposite corners, so
@@ -193,8 +193,7 @@ def pwa_vector_laplace_target(epsilon: float = 1.0) -> Target:
         raise AssertionError(f"the optima {optima} should be a diameter apart")
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
-        release = laplace_solution(problems[side], epsilon=epsilon, runs=n, rng=rng, ledger=ample_ledger(),
-                                   paper_scale=False)
+        release = laplace_solution(problems[side], epsilon=epsilon, runs=n, rng=rng, ledger=ample_ledger())
         return release.x
 
     return Target("pwa_vector_laplace", epsilon, 0.0, sample,

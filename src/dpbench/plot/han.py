@@ -30,21 +30,26 @@ from dpbench.plot.style import Style, style
 
 __all__ = ["fig1", "fig2", "fig3", "point_stats", "summary"]
 
-#: method key → label; the private subgradient method appears twice (Alg. 1's sign as printed / flipped)
+#: method key → label; the paper's four mechanisms as printed (``fidelity=paper`` where it differs), and the
+#: two that differ as dpbench runs them (``fidelity=correct``: the Δ/ε scale, Alg. 1's sign flipped)
 LABELS = {
     "laplace_data": "Laplace on data (Thm 16)",
     "laplace_solution": "Laplace on solution (Thm 17)",
+    "laplace_solution_correct": "Laplace on solution (Thm 17; noise Δ/ε)",
     "exponential": "exponential, Metropolis (Thm 19)",
     "subgradient": "private subgradient (Alg. 2; Alg. 1 as printed)",
     "subgradient_active": "private subgradient (Alg. 2; Alg. 1 sign flipped)",
     "subgradient_nonprivate": "subgradient, non-private",
 }
-#: method key → style: each mechanism in its algorithm's style (:mod:`dpbench.plot.style`); Alg. 1 with its
-#: sign flipped is the private subgradient method's colour, dashed
+#: method key → style: each mechanism in its algorithm's style (:mod:`dpbench.plot.style`); a mechanism run with
+#: fidelity=correct where it differs from the print is its colour, dashed
 STYLES = {
     **{key: style(f"pwa_{key}") for key in ("laplace_data", "laplace_solution", "exponential", "subgradient", "subgradient_nonprivate")},
+    "laplace_solution_correct": Style(style("pwa_laplace_solution").colour, "v", "--"),
     "subgradient_active": Style(style("pwa_subgradient").colour, "v", "--"),
 }
+#: method whose fidelity=correct differs from the print → the suffix of its key under fidelity=correct
+CORRECT_SUFFIX = {"laplace_solution": "_correct", "subgradient": "_active"}
 MECHANISMS = ("laplace_data", "laplace_solution", "exponential", "subgradient")  # the paper's four
 SCALED_STYLE = Style(style("pwa_subgradient").colour, "P", ":")  # a subgradient method run with a non-default step ("<method>@<scale>")
 CLAIMED_BEST = "subgradient"
@@ -65,7 +70,8 @@ def _methods(stats: pd.DataFrame) -> list[str]:
     order = {m: i for i, m in enumerate(LABELS)}
     return sorted(present, key=lambda m: (order[m.partition("@")[0]], m))
 def _runs(df: pd.DataFrame) -> pd.DataFrame:
-    """The han_pwa rows with a ``method`` key and the swept settings (k, step_scale) from params."""
+    """The han_pwa rows with a ``method`` key (the algorithm, suffixed where ``fidelity=correct`` differs
+    from the print: :data:`CORRECT_SUFFIX`) and the swept settings (k, step_scale) from params."""
     if "paper" not in df.columns or "pwa_c" not in df.columns:
         raise DpbenchError("these results have no han_pwa runs (column pwa_c missing); run `dpbench -m experiment=han_fig1` first")
     df = df[df["paper"] == "han_pwa"].copy()
@@ -73,7 +79,7 @@ def _runs(df: pd.DataFrame) -> pd.DataFrame:
         raise DpbenchError("no han_pwa runs in these results; run `dpbench -m experiment=han_fig1|han_fig2|han_fig3` first")
     params = [json.loads(p) for p in df["params"]]
     base = df["algorithm"].str.removeprefix("pwa_")
-    df["method"] = [b + ("_active" if p.get("selection") == "active" else "") for b, p in zip(base, params)]
+    df["method"] = [b + (CORRECT_SUFFIX.get(b, "") if f == "correct" else "") for b, f in zip(base, df["fidelity"])]
     df["k"] = [p.get("iterations", math.nan) for p in params]
     df["step_scale"] = [p.get("step_scale", math.nan) for p in params]
     scaled = df["step_scale"].notna() & (df["step_scale"] != 1.0)
@@ -242,8 +248,8 @@ def _growth_claim(stats: pd.DataFrame) -> tuple[str, str, list[str]]:
     judged = {m: g for m, g in growth.items() if m in MECHANISMS}  # the verdict compares the paper's four
     testable = CLAIMED_BEST in judged and len(judged) > 1
     holds = testable and min(judged, key=lambda m: judged[m][0]) == CLAIMED_BEST
-    return ("as c grows, the private subgradient method's suboptimality grows slowest (among the four; variants listed "
-            "for information)",
+    return (("as c grows, the private subgradient method's suboptimality grows slowest (among the four; variants listed "
+            "for information)"),
             _verdict([holds]) if testable else "NOT TESTABLE", lines)
 
 
@@ -265,8 +271,8 @@ def _fig1_claims(stats: pd.DataFrame) -> list[tuple[str, str, list[str]]]:
                 f"{rows['subopt'].mean():.3g}: {'robust' if robust else 'not robust'})"
                 + ("" if np.isclose(scale, 1.0) and method == "subgradient" else " (for information)")
             )
-    out.append((f"the private subgradient method's objective is robust to k (spread over k ≤ {ROBUST_SHARE:.0%} of "
-                "its mean suboptimality; judged at the default step, Alg. 1 as printed)", _verdict(outcomes), lines))
+    out.append(((f"the private subgradient method's objective is robust to k (spread over k ≤ {ROBUST_SHARE:.0%} of "
+                "its mean suboptimality; judged at the default step, Alg. 1 as printed)"), _verdict(outcomes), lines))
     lines, outcomes = [], []
     for scale, here in stats.groupby("step_scale"):
         rows = here[here["method"] == "subgradient_nonprivate"].sort_values("x")
@@ -312,8 +318,8 @@ def summary(df: pd.DataFrame) -> str:
     lines += _table(stats, x, with_scale=(x == "k"))
     inside = stats[stats["method"] == "laplace_solution"]
     if not inside.empty:
-        lines += [f"Laplace on solution: share of releases inside P {inside['inside'].min():.3g}..{inside['inside'].max():.3g} "
-                  "(no projection, as in the paper).", ""]
+        lines += [(f"Laplace on solution: share of releases inside P {inside['inside'].min():.3g}..{inside['inside'].max():.3g} "
+                  "(no projection, as in the paper)."), ""]
     claims = _fig1_claims(stats) if x == "k" else [_lowest_claim(stats, x)] + ([_growth_claim(stats)] if x == "c" else [])
     if x != "k":
         variants = [m for m in _methods(stats) if m.startswith("subgradient") and m != CLAIMED_BEST]

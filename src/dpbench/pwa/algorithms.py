@@ -7,6 +7,16 @@ runs it for R runs at once (the engine's ``reps``) and returns a
 
 Defaults follow han_pwa Sec. 5.1 where it gives them (k = 100 iterations, η = 0.1, 5000 MCMC
 steps, no projection of the perturbed solution); the rest are our choices, documented per field.
+
+Fidelity (``algorithm.fidelity``, issue 22). Two mechanisms are printed differently from what their
+privacy analysis needs: Sec. 4.2 draws the solution's noise with scale √d·Δ/ε where Thm 9 needs Δ/ε
+(:data:`LAPLACE_SOLUTION_PAPER`), and Alg. 1 prints exp(−ε·u_sub/(2b_max)), which favours the lowest
+piece where the subgradient is the active one (:data:`SUBGRADIENT_PAPER`). ``correct`` (the default)
+uses Δ/ε and the + sign; ``paper`` follows the print. Both printed variants are still ε-DP — they
+only add noise (the √d scale is (ε/√d)-DP by Thm 9; −u_sub has the same sensitivity b_max as u_sub,
+so Thm 10 applies to it) — so their rows keep ``guarantee_valid = True``: a utility change, not a
+broken guarantee. The han_fig presets run them as printed (``pwa_laplace_solution_paper``,
+``pwa_subgradient_paper``).
 """
 
 from __future__ import annotations
@@ -16,7 +26,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpbench.algorithms.base import Algorithm
+from dpbench.algorithms.base import Algorithm, FidelityMode
 from dpbench.jobs import PWA_LOSS
 from dpbench.pwa.mechanisms import (
     ACCOUNTINGS,
@@ -26,7 +36,6 @@ from dpbench.pwa.mechanisms import (
     OUTPUTS,
     PRIVATE_OUTPUTS,
     PROPOSALS,
-    SELECTIONS,
     STARTS,
     STEP_RULES,
     Release,
@@ -38,7 +47,25 @@ from dpbench.pwa.mechanisms import (
 )
 from dpbench.pwa.problem import PWAProblem
 
-__all__ = ["PWA_METHODS", "PWAAlgorithm"]
+__all__ = ["LAPLACE_SOLUTION_PAPER", "PWA_METHODS", "SUBGRADIENT_PAPER", "PWAAlgorithm"]
+
+LAPLACE_SOLUTION_PAPER = FidelityMode(
+    changes=(
+        ("noise w_S ∝ exp(−ε‖w_S‖₂/(√d·Δ)), scale √d·Δ/ε (Sec. 4.2, the scale Thm 17's bound G·d^{3/2}·Δ/ε is "
+         "computed with), where Thm 9 needs only Δ/ε for the L2 sensitivity Δ: √d times the noise, "
+         "(ε/√d)-DP, charged ε"),
+    ),
+)
+"""han_pwa Sec. 4.2 as printed: over-noised, still ε-DP."""
+
+SUBGRADIENT_PAPER = FidelityMode(
+    changes=(
+        ("Alg. 1 step 2 as printed, P(i* = i) ∝ exp(−ε_k·u_sub(i; x)/(2b_max)): favours the lowest piece, where "
+         "the subgradient is the active (largest) one (eq. 12) and γ and bound (13) are measured from the maximum; "
+         "ε_k-DP all the same (−u_sub has sensitivity b_max, Thm 10)"),
+    ),
+)
+"""han_pwa Alg. 1 with its printed minus sign: a different selection law, still ε-DP."""
 
 
 class PWAAlgorithm(Algorithm):
@@ -81,19 +108,23 @@ class PWALaplaceSolution(PWAAlgorithm):
     """Laplace mechanism on the solution x_opt (han_pwa Sec. 4.2, Thm 17).
 
     project: clip the release onto P (post-processing; off in the paper).
-    paper_scale: noise scale √d·Δ/ε as in Sec. 4.2 (True) or Δ/ε, which Thm 9 alone needs (False).
+    fidelity: correct — noise scale Δ/ε, all that Thm 9 needs; paper — √d·Δ/ε as printed in Sec. 4.2
+    (:data:`LAPLACE_SOLUTION_PAPER`).
     """
 
     name: ClassVar[str] = "pwa_laplace_solution"
+    fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"paper": LAPLACE_SOLUTION_PAPER}
     project: bool = False
-    paper_scale: bool = True
+    fidelity: str = "correct"
 
     def __post_init__(self) -> None:
-        self._require_bool("project", "paper_scale")
+        self._check_fidelity()
+        self._require_bool("project")
 
     def release(self, problem, *, epsilon, runs, rng, ledger):
         return laplace_solution(
-            problem, epsilon=epsilon, runs=runs, rng=rng, ledger=ledger, project=self.project, paper_scale=self.paper_scale
+            problem, epsilon=epsilon, runs=runs, rng=rng, ledger=ledger, project=self.project,
+            paper_scale=self.fidelity == "paper",
         )
 
 
@@ -154,23 +185,25 @@ class PWASubgradient(_SubgradientMethod):
     """The ε-DP subgradient method (han_pwa Alg. 2 with Alg. 1, Thm 24).
 
     iterations: k (100, Sec. 5.1); output: x(k+1) ("last", Alg. 2) or the α-weighted average;
-    selection: "printed" (Alg. 1's exp(−εu/(2b_max)) verbatim) or "active" (+ sign); project: keep
-    iterates in P (post-processing with the public P).
+    project: keep iterates in P (post-processing with the public P); fidelity: correct — Alg. 1 with
+    exp(+ε_k·u_sub/(2b_max)), favouring the active piece; paper — Alg. 1's printed minus sign
+    (:data:`SUBGRADIENT_PAPER`).
     """
 
     name: ClassVar[str] = "pwa_subgradient"
     outputs: ClassVar[tuple[str, ...]] = PRIVATE_OUTPUTS
-    selection: str = "printed"
+    fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"paper": SUBGRADIENT_PAPER}
+    fidelity: str = "correct"
 
     def __post_init__(self) -> None:
+        self._check_fidelity()
         super().__post_init__()
-        self._require_choice("selection", SELECTIONS)
 
     def release(self, problem, *, epsilon, runs, rng, ledger):
         return private_subgradient(
             problem, epsilon=epsilon, runs=runs, rng=rng, ledger=ledger, iterations=self.iterations,
             step_rule=self.step_rule, step_scale=self.step_scale, project=self.project, output=self.output,
-            selection=self.selection,
+            selection="printed" if self.fidelity == "paper" else "active",
         )
 
 

@@ -186,7 +186,7 @@ def laplace_solution(
     rng: np.random.Generator,
     ledger: LedgerLike,
     project: bool = False,
-    paper_scale: bool = True,
+    paper_scale: bool = False,
 ) -> Release:
     """The Laplace mechanism on the problem solution (han_pwa Sec. 4.2, Thm 17), R runs.
 
@@ -194,8 +194,9 @@ def laplace_solution(
     bounded by diam(P) = 2√d·c for the box (Sec. 5.1), and draws w_S ∝ exp(−ε‖w_S‖₂/(√d·Δ)) — the
     scale √d·Δ/ε = 2dc/ε that Thm 17's bound G·d^{3/2}·Δ/ε is computed with. Thm 9 alone needs
     only Δ/ε (Δ is already an L2 sensitivity; the √d looks like a remnant of Δ₂ ≤ √d·Δ_∞ in
-    Sec. 3), so the paper's noise makes the release (ε/√d)-DP; ``paper_scale=False`` uses Δ/ε,
-    exactly ε-DP. Either way ``PureDPEvent(ε)`` is charged (an over-charge with the paper's scale).
+    Sec. 3), so the paper's noise makes the release (ε/√d)-DP. ``paper_scale=False`` (the default,
+    ``fidelity=correct``) uses Δ/ε, exactly ε-DP; ``paper_scale=True`` the printed √d·Δ/ε
+    (``fidelity=paper``). Either way ``PureDPEvent(ε)`` is charged (an over-charge with the paper's scale).
 
     ``project``: map the release onto P (Euclidean projection = clipping; post-processing,
     Thm 14). Off by default, as in the paper, so the release may lie outside P.
@@ -323,7 +324,7 @@ def _utilities(utilities: object) -> np.ndarray:
 
 def _log_weights(U: np.ndarray, epsilon: float, b_max: float, selection: str) -> np.ndarray:
     """±ε(u − extreme u)/(2·b_max) per row: the exponential mechanism's log-weights, largest 0
-    ("printed": −, shifted by the row minimum; "active": +, shifted by the row maximum)."""
+    ("active": +, shifted by the row maximum; "printed": −, shifted by the row minimum)."""
     factor = check_positive("epsilon", epsilon) / (2.0 * check_positive("b_max", b_max))
     selection = _choice("selection", selection, SELECTIONS)
     with np.errstate(over="ignore"):
@@ -332,25 +333,27 @@ def _log_weights(U: np.ndarray, epsilon: float, b_max: float, selection: str) ->
         return factor * (U - U.max(axis=1, keepdims=True))
 
 
-def subgradient_index_probabilities(utilities, *, epsilon: float, b_max: float, selection: str = "printed") -> np.ndarray:
+def subgradient_index_probabilities(utilities, *, epsilon: float, b_max: float, selection: str = "active") -> np.ndarray:
     """P(i* = i) for every row of ``utilities`` (R × m) = u_sub(·; x) = a_iᵀx + b_i (Alg. 1, score
     sensitivity b_max), computed stably; (R, m) output.
 
-    * ``selection="printed"`` (default): softmax_i(−ε·u_sub(i)/(2·b_max)), han_pwa Alg. 1 step 2
-      exactly as printed.
-    * ``selection="active"``: softmax_i(+ε·u_sub(i)/(2·b_max)), which favours the active (largest)
-      piece. The printed minus sign favours the *lowest* piece, whereas the true subgradient is the
-      active one (eq. 12), the gap γ(j; x) = max_i u_sub(i) − u_sub(j) is measured from the maximum,
-      and the bound (13) is Thm 13 for a mechanism that maximises u_sub: the sign looks like a typo.
-      Both are ε-DP (Thm 10 holds for any score of sensitivity b_max, and −u_sub is one); at the
-      paper's ε/k = 0.001 both choose nearly uniformly. The presets run both.
+    * ``selection="active"`` (default, ``fidelity=correct``): softmax_i(+ε·u_sub(i)/(2·b_max)), which
+      favours the active (largest) piece.
+    * ``selection="printed"`` (``fidelity=paper``): softmax_i(−ε·u_sub(i)/(2·b_max)), han_pwa Alg. 1
+      step 2 exactly as printed. The minus sign favours the *lowest* piece, whereas the true
+      subgradient is the active one (eq. 12), the gap γ(j; x) = max_i u_sub(i) − u_sub(j) is measured
+      from the maximum, and the bound (13) is Thm 13 for a mechanism that maximises u_sub: the sign
+      looks like a typo.
+
+    Both are ε-DP (Thm 10 holds for any score of sensitivity b_max, and −u_sub is one); at the
+    paper's ε/k = 0.001 both choose nearly uniformly. The han_fig presets run both.
     """
     weights = np.exp(_log_weights(_utilities(utilities), epsilon, b_max, selection))
     return weights / weights.sum(axis=1, keepdims=True)
 
 
 def sample_subgradient_indices(
-    utilities, *, epsilon: float, b_max: float, rng: np.random.Generator, selection: str = "printed"
+    utilities, *, epsilon: float, b_max: float, rng: np.random.Generator, selection: str = "active"
 ) -> np.ndarray:
     """One index per row of ``utilities`` (R × m), drawn from :func:`subgradient_index_probabilities`
     by the Gumbel-max trick: argmax_i (log-weight_i + G_i), G_i i.i.d. standard Gumbel.
@@ -425,15 +428,16 @@ def private_subgradient(
     step_scale: float = 1.0,
     project: bool = True,
     output: str = "last",
-    selection: str = "printed",
+    selection: str = "active",
     keep_path: bool = False,
 ) -> Release:
     """The differentially private subgradient method (han_pwa Alg. 2 with Alg. 1), R trajectories.
 
     From x(1) = 0 (the centre of P; Alg. 2 only asks x(1) ∈ P), for i = 1..k = ``iterations``
     (100, Sec. 5.1): choose i* with P(i* = j) ∝ exp(∓ε_k·u_sub(j; x(i))/(2·b_max)),
-    u_sub(j; x) = a_jᵀx + b_j (Alg. 1; sensitivity b_max; the sign is ``selection``, "printed" (−,
-    as in Alg. 1) or "active" (+): see :func:`subgradient_index_probabilities`), then x(i+1) = Π_P(x(i) − α_i·a_{i*}). Alg. 2 has no
+    u_sub(j; x) = a_jᵀx + b_j (Alg. 1; sensitivity b_max; the sign is ``selection``, "active" (+, the
+    default) or "printed" (−, as in Alg. 1): see :func:`subgradient_index_probabilities`), then
+    x(i+1) = Π_P(x(i) − α_i·a_{i*}). Alg. 2 has no
     projection; we project onto P (``project=True``) so the iterates stay feasible for (3): it uses
     only the public P, so it is post-processing, and it is non-expansive, so Thm 24's proof goes
     through unchanged. Step sizes: :func:`step_sizes`.
