@@ -95,3 +95,19 @@ def test_kuru_claims_are_checked_per_mode_on_the_rows(compose_run_config, tmp_pa
         assert "**(a) accelerated methods (DP-HB, DP-NAG, DP-NAG-opt) beat DP-GD, best over T, m = n = 2000: " in section
         t_run = rows.loc[(rows["algorithm"] == "dp_nag_opt") & (rows["fidelity"] == mode), "n_iterations"].mean()
         assert f"DP-NAG-opt T = 60: mean T' = {t_run:.1f}" in section
+
+
+def test_han_points_are_kept_apart_by_instance_and_compared_on_mean_suboptimality():
+    """Two han_pwa instances (c = 1, 10) in one sweep are two points; the headline is the mean of f − f*,
+    which may be negative (a release off P) or 0, never its log."""
+    rows = pd.DataFrame([
+        {"paper": "han_pwa", "algorithm": "pwa_laplace_solution", "dataset": "synthetic_pwa", "model": "pwa",
+         "eps": 0.1, "delta": 0.0, "neighbouring": "replace_one", "private": True, "fidelity": mode, "pwa_m": 50,
+         "pwa_d": 10, "pwa_c": c, "suboptimality": v * c * (3.0 if mode == "paper" else 1.0), "test_accuracy": math.nan,
+         "guarantee_valid": True, "guarantee_note": ""}
+        for c in (1.0, 10.0) for mode in ("correct", "paper") for v in (-2.0, 0.0, 5.0)
+    ])
+    found = deviations.effects(rows).sort_values("pwa_c")
+    assert list(found["pwa_c"]) == [1.0, 10.0] and set(found["metric"]) == {"mean f(x) − f*"}
+    assert list(found["correct"]) == pytest.approx([1.0, 10.0]) and list(found["difference"]) == pytest.approx([2.0, 20.0])
+    assert "| synthetic_pwa | 0.1 | pwa_c=1 |" in deviations.table(rows)

@@ -3,9 +3,10 @@ of the paper's claims hold in which mode. ``dpbench-plot deviations DIR`` on swe
 ``experiment=deviations_<paper>`` presets writes docs/results/deviations.{png,md}.
 
 A *point* is one setting of a method — paper, method, dataset, model, ε, δ, relation and every
-hyper-parameter but ``fidelity``. Its *headline* is the mean test accuracy over folds × reps, or,
-for points measured by their suboptimality (kuru_acc's, which have no test set), the mean
-log₁₀(F(x_T) − F*). Per point and mode: the mean with a 95 % Student-t interval; per mode other than
+hyper-parameter but ``fidelity`` (and, for han_pwa, the instance's m, d and c). Its *headline* is the
+mean test accuracy over folds × reps; for han_pwa the mean f(x) − f* (its claims are on that mean, and
+a release may leave P or land on f*); for other points measured by their suboptimality (kuru_acc's,
+which have no test set), the mean log₁₀(F(x_T) − F*). Per point and mode: the mean with a 95 % Student-t interval; per mode other than
 ``correct``: the difference from ``correct`` with a 95 % Welch interval, and whether the mode's ε is a
 guarantee (``guarantee_valid``). A mode's changes are listed from its declaration
 (:class:`~dpbench.algorithms.base.FidelityMode`). The paper's claims (where a recipe checks them,
@@ -32,6 +33,8 @@ from dpbench.plot import chen_lee, kuru
 from dpbench.plot.style import variant
 
 POINT = ["paper", "algorithm", "dataset", "model", "eps", "delta", "neighbouring"]
+INSTANCE = ["pwa_m", "pwa_d", "pwa_c"]
+"""Columns of the problem instance a sweep varies under one dataset name (han_pwa's m, d and c): part of a point."""
 CLAIMS: dict[str, Callable[[pd.DataFrame], list[str]]] = {"chen_lee": chen_lee.claims, "kuru_acc": kuru.claim_lines}
 """paper → the markdown lines checking its claims on one mode's rows."""
 
@@ -41,6 +44,8 @@ def _headline(df: pd.DataFrame) -> tuple[pd.Series, str]:
     every accuracy is NaN."""
     if "test_accuracy" in df.columns and df["test_accuracy"].notna().any():
         return df["test_accuracy"], "test accuracy"
+    if "pwa_c" in df.columns and df["pwa_c"].notna().all():  # han_pwa: claims on E[f − f*]; releases may leave P or hit f*
+        return df["suboptimality"], "mean f(x) − f*"
     if "suboptimality" in df.columns and df["suboptimality"].notna().any():
         return np.log10(df["suboptimality"].clip(lower=1e-300)), "log₁₀(F(x_T) − F*)"
     raise DpbenchError("the results have neither test accuracy nor suboptimality to compare the modes on")
@@ -48,7 +53,7 @@ def _headline(df: pd.DataFrame) -> tuple[pd.Series, str]:
 
 def _point_columns(df: pd.DataFrame) -> list[str]:
     params = sorted(c for c in df.columns if c.startswith("p_") and c != "p_fidelity")
-    return [c for c in POINT if c in df.columns] + params
+    return [c for c in POINT + INSTANCE if c in df.columns] + params
 
 
 def _mean_ci(values: pd.Series) -> tuple[float, float, int]:
@@ -159,8 +164,9 @@ def _shown(value) -> str:
 
 def _settings(rows: pd.DataFrame) -> pd.Series:
     """Per row, the hyper-parameters that vary among ``rows`` (one method's points), as ``name=value``."""
-    varying = [c for c in sorted(rows.columns) if c.startswith("p_") and rows[c].map(_shown).nunique() > 1]
-    return rows.apply(lambda r: " ".join(f"{c[2:]}={_shown(r[c])}" for c in varying), axis=1) if len(rows) else \
+    varying = [c for c in sorted(rows.columns)
+               if (c.startswith("p_") or c in INSTANCE) and rows[c].map(_shown).nunique() > 1]
+    return rows.apply(lambda r: " ".join(f"{c.removeprefix('p_')}={_shown(r[c])}" for c in varying), axis=1) if len(rows) else \
         pd.Series(dtype=str)
 
 
