@@ -21,6 +21,7 @@ from dpbench.algorithms.privgene import PrivGene
 from dpbench.algorithms.registry import make_algorithm
 from dpbench.audit.core import Target
 from dpbench.audit.fit_targets import (
+    dda_paper_release_target,
     dda_rdp_release_target,
     privgene_target,
     pwa_laplace_data_target,
@@ -33,6 +34,7 @@ from dpbench.privacy.published import subsampled_laplace_std_as_scale
 from dpbench.problems import make_problem
 
 __all__ = [
+    "dda_paper_sigma",
     "dda_sample_not_drawn",
     "dp_agd_authors_noisy_min",
     "gaussian_step_unclipped",
@@ -190,6 +192,14 @@ def dda_sample_not_drawn(epsilon: float = 1.0) -> Target:
     sample: the Gaussian mechanism without the amplification it was priced with."""
     base = dda_rdp_release_target(epsilon, q=50, subsample=False, name="control_dda_sample_not_drawn")
     return dataclasses.replace(base, proof="(broken) subsampling priced but not done")
+
+
+def dda_paper_sigma(epsilon: float = 1.0) -> Target:
+    """BROKEN as published: liu_dda's node release at Theorem 1's printed σ under ``fidelity=paper``
+    (:func:`~dpbench.dda.noise.sec5_sigma`), claimed (ε, 10⁻⁵) as ``DPDDA.fit`` charges it in that mode:
+    at q = 50, T = 1 (below the theorem's condition T ≥ 5q²ε²/4, as Sec. 5's 3-epoch runs are), the replaced
+    sample, used with probability 1/q, moves the release by 7.7σ (:func:`dda_paper_release_target`)."""
+    return dda_paper_release_target(epsilon, q=50, name="control_dda_paper_sigma")
 
 
 def dp_agd_authors_noisy_min(epsilon: float = 1.0, *, candidates: int = 21, max_n: int = 100_000) -> Target:

@@ -28,12 +28,14 @@ from dpbench.audit.targets import DELTA, ample_ledger
 from dpbench.dda.accounting import release_event
 from dpbench.dda.simulator import DDASimulator, noisy_subgradients
 from dpbench.privacy.accountant import Ledger, make_accountant
+from dpbench.privacy.events import ApproxDPEvent
 from dpbench.problems import make_problem
 from dpbench.pwa.algorithms import PWALaplaceData, PWASubgradient
 from dpbench.pwa.mechanisms import step_sizes
 from dpbench.pwa.problem import PWAProblem
 
 __all__ = [
+    "dda_paper_release_target",
     "dda_rdp_release_target",
     "outpert_rsgd_target",
     "privgene_target",
@@ -243,7 +245,7 @@ def dda_rdp_release_target(epsilon: float = 1.0, delta: float = DELTA, q: int = 
     (1 − 1/q)·N(−a, σ²) + (1/q)·N(a, σ²), the subsampled Gaussian's worst case. ``subsample=False``
     (a control) always releases the replaced sample instead of drawing ξ."""
     method, lipschitz, strength = DPDDA(n_nodes=2, iterations=1, lipschitz=1.0), 1.0, 0.0005
-    X, labels = _dda_local_data(q)
+    X, _ = _dda_local_data(q)
     problem = make_problem(np.vstack([X, X]), np.ones(2 * q), loss="hinge", reg=strength)
     ledger = _run_ledger(epsilon, delta, "rdp", "replace_one")
     sigma = _fit(method, problem, ledger, np.random.default_rng(0)).info["sigma"]
@@ -251,13 +253,45 @@ def dda_rdp_release_target(epsilon: float = 1.0, delta: float = DELTA, q: int = 
     if (entry.event, entry.count) != (release_event(sigma, lipschitz=lipschitz, q=q), 1):
         raise AssertionError(f"fit charged {entry.count} × {entry.event}, the audit samples one release at σ = {sigma}")
     _probe_dda_step(sigma, q, lipschitz, strength)
+    return Target(name, float(ledger.eps_spent), delta, _dda_release_sampler(q, sigma, lipschitz, subsample=subsample),
+                  pair=f"one node's q = {q} samples (a, +1) vs the first replaced by (a, −1), ‖a‖ = L = 1, x = 0"
+                  + ("" if subsample else ", ξ always the replaced sample") + f"; σ = {sigma:.4g}",
+                  proof="liu_dda Alg. 1 line 7; Gaussian (sensitivity 2L) on 1 of q samples without replacement, RDP "
+                  "(Wang, Balle & Kasiviswanathan 2019 Thm 9)")
+
+
+def _dda_release_sampler(q: int, sigma: float, lipschitz: float, *, subsample: bool = True):
+    """``sample(side, n, rng)``: n releases ζ = ``noisy_subgradients`` of the node holding :func:`_dda_local_data`'s
+    D (side 0) or D′ (side 1) at x = 0, ξ = rng.integers(q) (always the replaced sample unless ``subsample``)."""
+    X, labels = _dda_local_data(q)
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
         rows = rng.integers(q, size=n) if subsample else np.zeros(n, dtype=np.int64)
         return noisy_subgradients(X, labels[side], rows, np.zeros((n, 1)), sigma=sigma, rng=rng, clip=lipschitz)[:, 0]
 
-    return Target(name, float(ledger.eps_spent), delta, sample,
-                  pair=f"one node's q = {q} samples (a, +1) vs the first replaced by (a, −1), ‖a‖ = L = 1, x = 0"
-                  + ("" if subsample else ", ξ always the replaced sample") + f"; σ = {sigma:.4g}",
-                  proof="liu_dda Alg. 1 line 7; Gaussian (sensitivity 2L) on 1 of q samples without replacement, RDP "
-                  "(Wang, Balle & Kasiviswanathan 2019 Thm 9)")
+    return sample
+
+
+# ------------------------------------------------------------------------------------------ liu_dda, fidelity=paper
+def dda_paper_release_target(epsilon: float = 1.0, delta: float = DELTA, q: int = 50, *,
+                             name: str = "dda_paper_release") -> Target:
+    """One node release of liu_dda Alg. 1 under ``fidelity=paper``: ``DPDDA.fit`` with n = 2 nodes, T = 1
+    (ι = 1) draws Theorem 1's σ as printed, √(32·L²·log(2/δ₀))/(qε) at δ₀ = 0.01
+    (:func:`~dpbench.dda.noise.sec5_sigma`; T = 1 is below Theorem 1's condition 5q²ε²/4, as Sec. 5's runs
+    are), and charges ApproxDPEvent(ε, δ), the claim. Same pair and sampler as :func:`dda_rdp_release_target`,
+    probed the same way. NOT a guarantee (a control): at q = 50, ε = 1, σ = 0.26·L, so when ξ hits the
+    replaced sample (probability 1/q) the release is N(+a, σ²) instead of N(−a, σ²), 7.7σ apart: the release
+    is (ε′, ≈ 1/q)-DP for every ε′, where (ε, 10⁻⁵) is claimed."""
+    method, lipschitz, strength = DPDDA(n_nodes=2, iterations=1, lipschitz=1.0, fidelity="paper"), 1.0, 0.0005
+    X, _ = _dda_local_data(q)
+    problem = make_problem(np.vstack([X, X]), np.ones(2 * q), loss="hinge", reg=strength)
+    ledger = _run_ledger(epsilon, delta, "approx", "replace_one")
+    sigma = _fit(method, problem, ledger, np.random.default_rng(0)).info["sigma"]
+    entry = ledger.entries[0]
+    if (entry.event, entry.count) != (ApproxDPEvent(epsilon, delta), 1):
+        raise AssertionError(f"fit charged {entry.count} × {entry.event}, the audit's claim is (ε, δ) = ({epsilon}, {delta})")
+    _probe_dda_step(sigma, q, lipschitz, strength)
+    return Target(name, epsilon, delta, _dda_release_sampler(q, sigma, lipschitz),
+                  pair=f"one node's q = {q} samples (a, +1) vs the first replaced by (a, −1), ‖a‖ = L = 1, x = 0; "
+                  f"σ = {sigma:.4g} (Theorem 1 as printed, T = 1, ι = 1)",
+                  proof="(broken as published) liu_dda Theorem 1's σ as Sec. 5 draws it, below the theorem's condition on T")

@@ -83,6 +83,7 @@ CONTROLS: dict[str, Callable[[], Target]] = {
     "control_privgene_wide_mutation": ctl.privgene_wide_mutation,
     "control_pwa_laplace_data_b_max_understated": ctl.pwa_laplace_data_b_max_understated,
     "control_dda_sample_not_drawn": ctl.dda_sample_not_drawn,
+    "control_dda_paper_sigma": ctl.dda_paper_sigma,
     "control_dp_agd_authors_noisy_min": ctl.dp_agd_authors_noisy_min,
     "control_kuru_authors_laprnd": ctl.kuru_authors_laprnd,
 }

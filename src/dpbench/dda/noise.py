@@ -49,6 +49,7 @@ __all__ = [
     "per_step_epsilon",
     "proof_guarantee",
     "remark31_epsilon",
+    "sec5_sigma",
     "theorem1_delta",
     "theorem1_sigma",
 ]
@@ -97,10 +98,30 @@ def theorem1_sigma(
 ) -> float:
     """σ = √(32ι²L²T log(2/δ₀)/(q²ε²)), the smallest noise of Theorem 1 (constant 160 if ``corrected``,
     module docstring). Checks ε ∈ (0, 1], δ₀, ι ∈ (0, 1] and the condition on T."""
+    constant = _CORRECTED_CONSTANT if corrected else _PRINTED_CONSTANT
+    sigma = _sigma(constant, epsilon, delta0=delta0, iota=iota, q=q, iterations=iterations, lipschitz=lipschitz)
+    check_iteration_condition(iterations, epsilon=epsilon, iota=iota, q=q)
+    return sigma
+
+
+def sec5_sigma(epsilon: float, *, delta0: float, iota: float, q: int, iterations: int, lipschitz: float) -> float:
+    """σ = √(32ι²L²T log(2/δ₀)/(q²ε²)) at any T: Theorem 1's printed σ as Sec. 5.1 draws it ("The random
+    noises ... are generated accordingly based on Theorem 1", δ₀ = 0.01, runs of 3 epochs), without
+    the condition T ≥ 5q²ε²/(4ι²), which those runs do not meet (Adult: 48,840 iterations where it asks
+    for 2.1·10⁸). Checks ε ∈ (0, 1], δ₀, ι ∈ (0, 1].
+
+    NOT (ε, δ)-DP for any useful δ: with the constant 32 the proof's chain gives ε̃ ≈ 1.62ε + ε² > ε
+    even where the condition holds (module docstring); below it the per-release ε_t of eq. (16),
+    q·ε/(2ι√T), exceeds 1 and Lemmas 4.1–4.3 do not apply (ε_t ≈ 29 on Adult at ε = 0.8, ι = 0.1); and
+    the factor ι² is the amplification by node sampling, which assumes the silence of inactive nodes
+    is hidden (:mod:`dpbench.dda.accounting`). Only ``fidelity=paper`` of liu_dda calls it."""
+    return _sigma(_PRINTED_CONSTANT, epsilon, delta0=delta0, iota=iota, q=q, iterations=iterations, lipschitz=lipschitz)
+
+
+def _sigma(constant: float, epsilon: float, *, delta0: float, iota: float, q: int, iterations: int, lipschitz: float) -> float:
+    """√(constant·ι²L²T log(2/δ₀)/(q²ε²)), its arguments checked."""
     eps, delta0, iota = _check_epsilon(epsilon), _check_unit("delta0", delta0), _check_unit("iota", iota)
     q, t, lip = check_count("q", q), check_count("iterations", iterations), check_positive("lipschitz", lipschitz)
-    check_iteration_condition(t, epsilon=eps, iota=iota, q=q)
-    constant = _CORRECTED_CONSTANT if corrected else _PRINTED_CONSTANT
     return math.sqrt(constant * iota**2 * lip**2 * t * math.log(2.0 / delta0) / (q**2 * eps**2))
 
 
