@@ -111,3 +111,10 @@ def test_han_points_are_kept_apart_by_instance_and_compared_on_mean_suboptimalit
     assert list(found["pwa_c"]) == [1.0, 10.0] and set(found["metric"]) == {"mean f(x) − f*"}
     assert list(found["correct"]) == pytest.approx([1.0, 10.0]) and list(found["difference"]) == pytest.approx([2.0, 20.0])
     assert "| synthetic_pwa | 0.1 | pwa_c=1 |" in deviations.table(rows)
+
+
+def test_points_of_two_models_are_labelled_by_model():
+    rows = _rows({("dp_agd", "correct", 0.1): [0.80, 0.82], ("dp_agd", "authors_code", 0.1): [0.85, 0.86]})
+    rows = pd.concat([rows, rows.assign(model="svm", test_accuracy=rows["test_accuracy"] - 0.1)], ignore_index=True)
+    page = deviations.table(rows)
+    assert "| bank | 0.1 | model=logreg | 0.810" in page and "| bank | 0.1 | model=svm | 0.710" in page

@@ -163,9 +163,10 @@ def _shown(value) -> str:
 
 
 def _settings(rows: pd.DataFrame) -> pd.Series:
-    """Per row, the hyper-parameters that vary among ``rows`` (one method's points), as ``name=value``."""
+    """Per row, the model, instance and hyper-parameters that vary among ``rows`` (one method's points), as
+    ``name=value``."""
     varying = [c for c in sorted(rows.columns)
-               if (c.startswith("p_") or c in INSTANCE) and rows[c].map(_shown).nunique() > 1]
+               if (c.startswith("p_") or c in INSTANCE or c == "model") and rows[c].map(_shown).nunique() > 1]
     return rows.apply(lambda r: " ".join(f"{c.removeprefix('p_')}={_shown(r[c])}" for c in varying), axis=1) if len(rows) else \
         pd.Series(dtype=str)
 
