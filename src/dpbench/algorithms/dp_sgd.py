@@ -18,6 +18,17 @@ Two ways to set the noise (``noise``):
 The other defaults follow the DP-SGD baseline of the public DP-AGD code that chen_lee compares
 against: learning rate 0.05, C = 4, expected lot size √n + 10, w₀ = 0; the chen_lee figure
 presets use ``algorithm=dp_sgd_sigma4`` (``noise: fixed``, σ = 4).
+
+``fidelity=authors_code`` (with ``noise: fixed``) runs the public code's ``dpsgd_ma`` (ppmlguy/DP-AGD,
+``algo/sgd.py`` as ``run_sgdma_logistic.py`` calls it) where it differs (:data:`AUTHORS_CODE`): each
+step draws exactly b = ⌊√n̄ + 10⌋ rows without replacement and divides the noisy sum by b; the
+step has no regulariser term (``dpsgd_ma``'s ``reg_coeff`` defaults to 0 and the script passes none);
+and the run takes the T steps whose ε by the code's moments accountant — which reads the log moment
+of λ = 32 alone (:func:`~dpbench.privacy.published.moments_accountant_epsilon`) — is within the
+budget. Each step is charged as a Poisson-subsampled Gaussian at q = b/n̄, as the code's accountant
+prices it (:func:`~dpbench.privacy.published.gaussian_fixed_batch_priced_as_poisson`): that price
+does not cover a fixed-size batch, so its rows are labelled ``guarantee_valid = False``. The single
+order is only loose (no step fits below ε ≈ 0.58 at δ = 1e-8, where the order grid fits thousands).
 """
 
 from __future__ import annotations
@@ -28,11 +39,26 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpbench.algorithms.base import Algorithm, FitResult, Tracer
+from dpbench.algorithms.base import Algorithm, FidelityMode, FitResult, Tracer
 from dpbench.algorithms.sampling import poisson_subsample
 from dpbench.privacy.calibrate import calibrate_noise
 from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
 from dpbench.privacy.mechanisms import GaussianRelease
+from dpbench.privacy.published import (
+    gaussian_fixed_batch_priced_as_poisson,
+    moments_accountant_epsilon,
+    moments_accountant_steps,
+)
+
+AUTHORS_CODE = FidelityMode(
+    changes=(
+        "each batch is b = int(sqrt(n) + 10) rows drawn without replacement, the noisy sum divided by b (algo/sgd.py)",
+        "no regulariser in the step (dpsgd_ma's reg_coeff defaults to 0; run_sgdma_logistic.py passes none)",
+        "T = the most steps whose moments-accountant ε at λ = 32 alone fits (gaussian_moments.py _compute_eps)",
+    ),
+    breaks_guarantee="batches of fixed size drawn without replacement are charged as Poisson-subsampled Gaussians",
+)
+"""DP-SGD as the public DP-AGD code (ppmlguy/DP-AGD, algo/sgd.py ``dpsgd_ma``) runs it."""
 
 
 @dataclass
@@ -50,6 +76,7 @@ class DPSGD(Algorithm):
     clip : per-example gradient clipping norm C (chen_lee eq. (6))
     batch_size : expected lot size L (q = L/n); None means ⌊√n + 10⌋
     max_iterations : optional cap on the number of steps (None: until the budget is spent)
+    fidelity : ``correct`` or ``authors_code`` (needs ``noise: fixed``; module docstring)
 
     Neighbouring relations: ``add_remove`` natively, ``replace_one`` by group privacy (Poisson
     subsampling is an add/remove bound). The rate q = L/n̄ (L = ⌊√n̄ + 10⌋ by default) and the
@@ -66,13 +93,21 @@ class DPSGD(Algorithm):
     clip: float = 4.0
     batch_size: int | None = None
     max_iterations: int | None = None
+    fidelity: str = "correct"
 
     name: ClassVar[str] = "dp_sgd"
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "rdp"
+    fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"authors_code": AUTHORS_CODE}
 
     def __post_init__(self) -> None:
+        self._check_fidelity()
         self._require_choice("noise", ("calibrated", "fixed"))
+        if self.fidelity == "authors_code" and self.noise != "fixed":
+            raise ValueError(
+                f"dp_sgd: fidelity=authors_code runs the public code's fixed sigma, so noise must be fixed, got "
+                f"{self.noise!r} (use algorithm=dp_sgd_sigma4)"
+            )
         self._require_positive("epochs", "noise_multiplier", "learning_rate", "clip")
         if self.batch_size is not None and self.batch_size < 1:
             raise ValueError(f"dp_sgd: batch_size must be ≥ 1 or null, got {self.batch_size}")
@@ -80,6 +115,8 @@ class DPSGD(Algorithm):
             raise ValueError(f"dp_sgd: max_iterations must be ≥ 1 or null, got {self.max_iterations}")
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
+        if self.fidelity == "authors_code":
+            return self._fit_authors_code(problem, ledger, rng, tracer)
         n, n_public = problem.n, problem.n_public
         lot = self.batch_size if self.batch_size is not None else int(math.sqrt(n_public) + 10)
         q = min(1.0, lot / n_public)
@@ -100,6 +137,37 @@ class DPSGD(Algorithm):
             tracer.record(t, w, step_size=self.learning_rate, force=t == n_steps)
         return FitResult(
             w=w, n_iterations=n_steps, info={"sampling_rate": q, "expected_batch_size": q * n_public, "noise_multiplier": sigma}
+        )
+
+    def _fit_authors_code(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
+        """``dpsgd_ma`` of ppmlguy/DP-AGD (algo/sgd.py) at the budget: T steps of w ← w − η·(Σ_B
+        clip(∇ℓ_i) + N(0, σ²C²I))/b on batches B of exactly b rows drawn without replacement, no
+        regulariser; T from :func:`~dpbench.privacy.published.moments_accountant_steps` (and the
+        ledger, which prices each step as a Poisson-subsampled Gaussian at q = b/n̄, can always pay
+        for it: its grid of orders includes λ + 1 = 33 and converts at least as tightly)."""
+        n_public = problem.n_public
+        batch = min(self.batch_size if self.batch_size is not None else int(math.sqrt(n_public) + 10), n_public)
+        q = batch / n_public
+        n_steps = moments_accountant_steps(q, self.noise_multiplier, ledger.epsilon, ledger.delta)
+        if self.max_iterations is not None:
+            n_steps = min(n_steps, self.max_iterations)
+        tracer.plan(n_steps, rows_per_iteration=batch)
+        w = np.zeros(problem.dim)
+        tracer.record(0, w, step_size=0.0)
+        for t in range(1, n_steps + 1):
+            rows = np.sort(rng.choice(problem.n, size=batch, replace=False))
+            noisy = gaussian_fixed_batch_priced_as_poisson(
+                problem.clipped_gradient_sum(w, rows, self.clip), sensitivity=self.clip,
+                noise_multiplier=self.noise_multiplier, batch_size=batch, population=n_public, rng=rng, ledger=ledger,
+                label="dp_sgd.gradient",
+            )
+            w -= self.learning_rate * (noisy / batch)
+            tracer.record(t, w, step_size=self.learning_rate, force=t == n_steps)
+        claimed = moments_accountant_epsilon(q, self.noise_multiplier, n_steps, ledger.delta) if n_steps else 0.0
+        return FitResult(
+            w=w, n_iterations=n_steps,
+            info={"sampling_rate": q, "batch_size": batch, "noise_multiplier": self.noise_multiplier,
+                  "moments_accountant_eps": claimed},
         )
 
     def _noise_and_steps(self, ledger, q: float) -> tuple[float, int]:

@@ -73,3 +73,78 @@ def subsampled_laplace_std_as_scale(
     event = LaplaceEvent(1.0 / epsilon)
     ledger.pay(event if m == n else SampledWithoutReplacementEvent(m, n, event), label=label, neighbouring=neighbouring)
     return x + rng.laplace(0.0, scale, size=x.shape)
+
+
+# ---------------------------------------------------------------- chen_lee's DP-SGD (ppmlguy/DP-AGD, algo/sgd.py)
+# (one block; its imports are local so that it stands apart from the other papers' additions)
+MOMENTS_ACCOUNTANT_ORDER = 32
+"""The one moment order λ whose log moment DP-AGD's public code converts to ε (``common/gaussian_moments.py``,
+``_compute_eps``: the ``min`` sits after the loop over λ = 1..32, so only the last λ is read)."""
+
+
+def moments_accountant_epsilon(sampling_rate: float, noise_multiplier: float, steps: int, delta: float) -> float:
+    """ε that DP-AGD's ``dpsgd_ma`` reports for ``steps`` Poisson-subsampled Gaussian steps
+    (``algo/sgd.py`` with ``get_privacy_spent`` of ``common/gaussian_moments.py``): the moments
+    accountant's ε = (T·α(λ) + ln(1/δ))/λ at λ = 32 only, where α(λ) = λ·RDP(λ + 1) is the log moment
+    of one step (Abadi et al. 2016, Thm 2). Their ``compute_a`` (a binomial expansion) equals the exact
+    integer-order RDP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019) that
+    :func:`~dpbench.privacy.rdp.rdp_poisson_subsampled_gaussian` computes, to ~1e-11 relative.
+
+    A valid bound for the mechanism it prices: one order of the moments accountant and its
+    conversion always bound ε, only more loosely than the minimum over a grid of orders (at σ = 4,
+    δ = 1e-8, no step fits below ε = ln(1/δ)/32 ≈ 0.58)."""
+    from dpbench.privacy._checks import check_delta
+    from dpbench.privacy.rdp import rdp_poisson_subsampled_gaussian
+
+    check_positive("noise_multiplier", noise_multiplier)
+    lam = MOMENTS_ACCOUNTANT_ORDER
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise ValueError(f"steps must be an integer ≥ 0, got {steps!r}")
+    rdp = float(rdp_poisson_subsampled_gaussian(sampling_rate, noise_multiplier, np.array([lam + 1.0]))[0])
+    return (steps * lam * rdp - math.log(check_delta(delta))) / lam
+
+
+def moments_accountant_steps(sampling_rate: float, noise_multiplier: float, epsilon: float, delta: float) -> int:
+    """The most steps T whose :func:`moments_accountant_epsilon` is ≤ ``epsilon`` (0 when even one
+    does not fit): how long DP-AGD's ``dpsgd_ma`` runs at a target ε. Their script fixes T and
+    reports ε; this inverts that report (it is increasing in T)."""
+    check_positive("epsilon", epsilon)
+    per_step = moments_accountant_epsilon(sampling_rate, noise_multiplier, 1, delta) - moments_accountant_epsilon(
+        sampling_rate, noise_multiplier, 0, delta
+    )
+    steps = max(0, math.floor((epsilon - moments_accountant_epsilon(sampling_rate, noise_multiplier, 0, delta)) / per_step))
+    while steps > 0 and moments_accountant_epsilon(sampling_rate, noise_multiplier, steps, delta) > epsilon:
+        steps -= 1
+    while moments_accountant_epsilon(sampling_rate, noise_multiplier, steps + 1, delta) <= epsilon:
+        steps += 1
+    return steps
+
+
+def gaussian_fixed_batch_priced_as_poisson(
+    value, *, sensitivity: float, noise_multiplier: float, batch_size: int, population: int, rng, ledger,
+    label: str = "gaussian_fixed_batch_priced_as_poisson",
+) -> np.ndarray:
+    """``value`` (a clipped-gradient sum over a batch of exactly ``batch_size`` of the ``population``
+    rows, drawn without replacement) + N(0, (σΔ)²) per coordinate, charged
+    PoissonSampledEvent(b/n, GaussianEvent(σ)): DP-AGD's ``dpsgd_ma`` (``algo/sgd.py``:
+    ``np.random.choice(N, size=batch_size, replace=False)``, noise ``sigma * clip``, accounted by the
+    moments accountant at q = batch_size/N, which prices Poisson sampling).
+
+    NOT (ε, δ)-DP at the charged price. The Poisson analysis prices one record that is in the batch
+    with probability q and, when it is, moves the sum by Δ. With a batch of fixed size, adding a record
+    (or replacing one) displaces another from the batch whenever it enters it, so the sum moves by up
+    to 2Δ with probability q: the privacy loss of that mixture exceeds the charged one at every order
+    (Lebeda, Regehr, Kamath & Steinke 2024, "Avoiding pitfalls for privacy accounting of subsampled
+    mechanisms under composition"). ``batch_size``/``population`` must be the run's b and n."""
+    from dpbench.privacy.events import GaussianEvent
+
+    x = check_finite_array("value", value)
+    sigma = check_positive("noise_multiplier", noise_multiplier)
+    scale = check_positive("sensitivity", sensitivity) * sigma
+    b, n = check_count("batch_size", batch_size), check_count("population", population)
+    if b > n:
+        raise ValueError(f"batch_size ({b}) exceeds population ({n})")
+    check_generator(rng)
+    require_numpy_sampler("gaussian_fixed_batch_priced_as_poisson")
+    charge(ledger, GaussianEvent(sigma), b / n, label)
+    return x + rng.normal(0.0, scale, size=x.shape)
