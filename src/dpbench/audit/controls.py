@@ -28,9 +28,12 @@ from dpbench.audit.fit_targets import (
 )
 from dpbench.audit.float_attack import numpy_laplace_producible
 from dpbench.audit.targets import DELTA, ample_ledger, claimed_epsilon, laplace_target
-from dpbench.privacy.events import GaussianEvent
+from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
 from dpbench.privacy.mechanisms import gaussian_mechanism, laplace_mechanism
-from dpbench.privacy.published import subsampled_laplace_std_as_scale
+from dpbench.privacy.published import (
+    gaussian_fixed_batch_priced_as_poisson,
+    subsampled_laplace_std_as_scale,
+)
 from dpbench.problems import make_problem
 
 __all__ = [
@@ -238,3 +241,28 @@ def kuru_authors_laprnd(epsilon: float = 2.0) -> Target:
     return Target("control_kuru_authors_laprnd", epsilon, 0.0, sample,
                   pair="f(D) = 0, f(D′) = 1 = Δ₁, one coordinate, m = n",
                   proof="(broken as published) laprnd.m draws Lap(b/√2) for a charge of Lap(b), kuru_acc code")
+
+
+def dp_sgd_authors_fixed_batch(noise_multiplier: float = 1.2, delta: float = DELTA, *, rows: int = 50, batch: int = 49) -> Target:
+    """BROKEN as published: a DP-SGD step as the public DP-AGD code takes it under ``fidelity=authors_code``
+    (:func:`~dpbench.privacy.published.gaussian_fixed_batch_priced_as_poisson`): a batch of exactly b rows
+    drawn without replacement, charged PoissonSampledEvent(b/n, GaussianEvent(σ)). Add/remove pair: D holds
+    n = 50 rows whose clipped gradients are −C, D′ adds one with +C, b = 49, σ = 1.2. On D the batch sum is
+    −bC; on D′ the new row enters with probability b/(n + 1) and displaces one, so the sum moves by 2C.
+    Claimed the Poisson price at D's rate q = b/n (the larger of the two sides' rates), which assumes a move
+    of C: (3.82, 10⁻⁵); N = 10⁶ draws a side give ε̂ ≥ 5.37."""
+    clip = 1.0
+
+    def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        batch_sum = np.full(n, -batch * clip)
+        if side:
+            batch_sum += np.where(rng.random(n) < batch / (rows + 1), 2.0 * clip, 0.0)
+        return gaussian_fixed_batch_priced_as_poisson(batch_sum, sensitivity=clip, noise_multiplier=noise_multiplier,
+                                                      batch_size=batch, population=rows, rng=rng,
+                                                      ledger=ample_ledger("rdp", delta))
+
+    claim = claimed_epsilon(PoissonSampledEvent(batch / rows, GaussianEvent(noise_multiplier)), delta)
+    return Target("control_dp_sgd_authors_fixed_batch", claim, delta, sample,
+                  pair=f"D: {rows} rows with clipped gradient −C; D′ adds one with +C; a batch of b = {batch} drawn "
+                  "without replacement",
+                  proof="(broken as published) a fixed-size batch priced as Poisson sampling, DP-AGD code's dpsgd_ma")

@@ -86,6 +86,7 @@ CONTROLS: dict[str, Callable[[], Target]] = {
     "control_dda_paper_sigma": ctl.dda_paper_sigma,
     "control_dp_agd_authors_noisy_min": ctl.dp_agd_authors_noisy_min,
     "control_kuru_authors_laprnd": ctl.kuru_authors_laprnd,
+    "control_dp_sgd_authors_fixed_batch": ctl.dp_sgd_authors_fixed_batch,
 }
 """Deliberately broken mechanisms: each MUST be a violation."""
 

@@ -5,7 +5,7 @@ and those modes label every row they write ``guarantee_valid = False``. Each fun
 ledger what the authors' analysis claims for the release (so the ledger still records what was
 released, at its claimed price) and says in its docstring why the claim fails. ``dpbench-audit``
 has a control for each (a target that must come out as a violation: control_dp_agd_authors_noisy_min,
-control_kuru_authors_laprnd).
+control_kuru_authors_laprnd, control_dp_sgd_authors_fixed_batch).
 """
 
 from __future__ import annotations
