@@ -281,6 +281,7 @@ class RunConfig:
             )
         _check_relation(run, algorithm_instance)
         _check_tuning(run, algorithm_instance)
+        _check_fidelity_rows(run, algorithm_instance)
         if run.dataset in PWA_DATASETS:
             load_pwa_problem(run.dataset, run.dataset_options)  # validates the instance's options
         return run
@@ -453,6 +454,18 @@ def _tuning_config(cfg: DictConfig, algorithm: dict[str, Any]) -> TuningConfig:
         if key in section:
             values[key] = _number(section[key], f"tuning.{key}")
     return TuningConfig(**values)
+
+
+def _check_fidelity_rows(run: RunConfig, algorithm) -> None:
+    """Refuse ``data.row_norm`` for a fidelity mode that trains on the rows as its authors' loader
+    makes them (:attr:`~dpbench.algorithms.base.FidelityMode.rows_as_loaded`): clipped rows would
+    not be theirs."""
+    mode = algorithm.fidelity_mode
+    if mode is not None and mode.rows_as_loaded and run.row_norm is not None:
+        raise ConfigError(
+            f"algorithm.fidelity={run.algorithm_params['fidelity']} trains {run.algorithm} on the rows as the authors' code "
+            f"loads them, never clipped: set data.row_norm=null (got {run.row_norm:g}; conf/algorithm/{run.algorithm}.yaml sets 1)"
+        )
 
 
 def _check_tuning(run: RunConfig, algorithm) -> None:

@@ -9,6 +9,7 @@ a problem, a privacy :class:`~dpbench.privacy.accountant.Ledger`, a numpy Genera
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -135,10 +136,20 @@ logic, where that differs. docs/results/deviations.md measures each difference."
 class FidelityMode:
     """A non-``correct`` fidelity of one method: what it changes (``changes``, one line per
     deviation, each naming its source) and, when the run's (ε, δ) no longer holds, why
-    (``breaks_guarantee``; "" when the guarantee still holds)."""
+    (``breaks_guarantee``; "" when the guarantee still holds).
+
+    What the authors' code trains and tests on, where that differs from the fold (the GLM job reads
+    these, :mod:`dpbench.jobs.splits`): ``rows_as_loaded`` — their rows as their loader makes them,
+    never clipped (config refuses ``data.row_norm``); ``row_map`` — a per-row map their loader
+    applies to every row, training and test (the job applies it to each fold; F* is computed on the
+    mapped rows); ``trains_on_test_fold`` — their script trains on the fold's test rows too (the job
+    appends them to the training rows, and every row says the test accuracy is not held out)."""
 
     changes: tuple[str, ...]
     breaks_guarantee: str = ""
+    rows_as_loaded: bool = False
+    row_map: Callable[[Any], Any] | None = None
+    trains_on_test_fold: bool = False
 
 
 class Algorithm:

@@ -32,16 +32,18 @@ case of Hardt, Recht & Singer (ICML 2016, Lemma 3.7) sharpened by co-coercivity.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
-from dpbench.algorithms.base import Algorithm, FitResult, Tracer
+from dpbench.algorithms.base import Algorithm, FidelityMode, FitResult, Tracer
 from dpbench.errors import ConfigError
 from dpbench.privacy.calibrate import gaussian_noise_for_budget
 from dpbench.privacy.mechanisms import gaussian_mechanism
 from dpbench.privacy.neighbouring import check_relation
+from dpbench.privacy.published import output_perturbation_assumed_lipschitz
 
 SMOOTH_LOSSES = frozenset({"logistic", "huber_hinge"})
 UNSUPPORTED_REASON = (
@@ -133,16 +135,39 @@ def gd_sensitivity(
     return gap * step * lipschitz / n * geometric_sum(c, iterations)
 
 
-def gradient_descent(problem, *, step: float, iterations: int, lipschitz: float, callback=None) -> np.ndarray:
+def gradient_descent(
+    problem, *, step: float, iterations: int, lipschitz: float, callback=None, reg: float | None = None
+) -> np.ndarray:
     """T non-private steps w_{t+1} = w_t − η∇F(w_t) from w₀ = 0, the data term averaged over the public
-    n̄ (``problem.n_public``); ``callback(t, w_t)`` after each."""
+    n̄ (``problem.n_public``); ``callback(t, w_t)`` after each. ``reg`` replaces the problem's μ in the
+    step (None: μ); ``lipschitz`` = ∞ leaves every per-example gradient as it is."""
     n = problem.n_public
     w = np.zeros(problem.dim)
     for t in range(1, iterations + 1):
-        w = w - step * (_gradient_sum(problem, w, None, lipschitz) / n + problem.regulariser_gradient(w))
+        regulariser = problem.regulariser_gradient(w) if reg is None else reg * w
+        w = w - step * (_gradient_sum(problem, w, None, lipschitz) / n + regulariser)
         if callback is not None:
             callback(t, w)
     return w
+
+
+AUTHORS_STEP = 1.0  # run_outpert_logistic.py: --step_size default
+AUTHORS_REG = 1e-4  # run_outpert_logistic.py: --reg_coeff default (the gradient adds reg_coeff·w)
+
+AUTHORS_CODE = FidelityMode(
+    changes=(
+        "trains on every row, the fold's test rows included (run_outpert_logistic.py: outpert_gd(X, y, ...))",
+        "rows as loaded: min–max to [0, 1] plus a ones column, never clipped (norms up to 3.32 on BANK, 3.71 on IPUMS-BR)",
+        "sensitivity 3LTη/n with L = 1 (algo/outpert.py; --L default), not (2ηG/n)·Σc^t on rows clipped to norm 1",
+        "σ = √(2 ln(2/δ))/ε (algo/outpert.py), not the smallest σ that fits (ε, δ) under RDP",
+        "step η = 1 (--step_size default), not 1/β̄",
+        "the descent is regularised by 10⁻⁴·w (--reg_coeff default), not by the model's μ",
+    ),
+    breaks_guarantee="its sensitivity assumes L = 1 on rows of norm up to 3.9 (and η = 1 can expand), so the noise is too small",
+    rows_as_loaded=True,
+    trains_on_test_fold=True,
+)
+"""OutPert-GD as the public DP-AGD code (ppmlguy/DP-AGD, algo/outpert.py, run_outpert_logistic.py) runs it."""
 
 
 @dataclass
@@ -157,7 +182,12 @@ class OutPertGD(Algorithm):
     row_bound : R, the public bound on every ‖x_i‖ (rows are clipped to it by ``data.row_norm``)
     step_size : η; None means 1/β̄ ≤ 1/L (β̄ = sup ℓ″·R² + μ, module docstring), where the
         contraction is c = 1 − ημ. Any η > 0 is private (eq. (C) covers it), but η > 2/(μ + β̄)
-        makes c > 1 − ημ and the sensitivity grows quickly.
+        makes c > 1 − ημ and the sensitivity grows quickly. (``authors_code``: None means 1.)
+    fidelity : ``correct`` or ``authors_code`` (:data:`AUTHORS_CODE`): the public DP-AGD code's
+        OutPert-GD — T steps of η = 1 regularised by 10⁻⁴·w on every row of the file, test fold
+        included and never clipped, then Gaussian noise of std √(2 ln(2/δ))·3LTη/(nε) with L = G =
+        sup|ℓ′|·R (= 1) (:func:`~dpbench.privacy.published.output_perturbation_assumed_lipschitz`,
+        not (ε, δ)-DP on its rows: its rows are labelled ``guarantee_valid = False``)
 
     Neighbours. Δ_T is proved for replace-one. The per-step gradient gap of (GD-1) is also
     ≤ 2G/n when a record is added to or removed from D (|D| = n): (1/n)‖∇ℓ_z − mean_{D∖z}∇ℓ‖ and
@@ -170,6 +200,7 @@ class OutPertGD(Algorithm):
     iterations: int = 50
     step_size: float | None = None
     row_bound: float = 1.0
+    fidelity: str = "correct"
 
     name: ClassVar[str] = "outpert_gd"
     paper: ClassVar[str] = "chen_lee"
@@ -178,16 +209,22 @@ class OutPertGD(Algorithm):
     paper_relation: ClassVar[str] = "replace_one"
     supported_losses: ClassVar[frozenset[str]] = SMOOTH_LOSSES
     unsupported_reason: ClassVar[str] = UNSUPPORTED_REASON
+    fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"authors_code": AUTHORS_CODE}
 
     def __post_init__(self) -> None:
+        self._check_fidelity()
         if isinstance(self.iterations, bool) or not isinstance(self.iterations, int) or self.iterations < 1:
             raise ValueError(f"{self.name}: iterations must be an integer ≥ 1, got {self.iterations!r}")
         self._require_positive("step_size", allow_none=True)
         self._require_positive("row_bound")
 
     def step(self, problem) -> float:
-        """η: ``step_size``, or 1/β̄ when it is None."""
-        return self.step_size if self.step_size is not None else 1.0 / public_constants(self.name, problem, self.row_bound)[1]
+        """η: ``step_size``, or when it is None 1/β̄ (``authors_code``: the public code's 1)."""
+        if self.step_size is not None:
+            return self.step_size
+        if self.fidelity == "authors_code":
+            return AUTHORS_STEP
+        return 1.0 / public_constants(self.name, problem, self.row_bound)[1]
 
     def sensitivity(self, problem, neighbouring: str = "replace_one") -> float:
         """Δ_T of eq. (GD-2) for this problem's public constants and the given relation."""
@@ -198,8 +235,9 @@ class OutPertGD(Algorithm):
         )
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
-        problem = problem.within(row_norm=self.row_bound)
-        sensitivity = self.sensitivity(problem, ledger.neighbouring)
+        authors = self.fidelity == "authors_code"
+        if not authors:
+            problem = problem.within(row_norm=self.row_bound)
         lipschitz, beta = public_constants(self.name, problem, self.row_bound)
         eta = self.step(problem)
         T = self.iterations
@@ -210,8 +248,16 @@ class OutPertGD(Algorithm):
             if t < T and tracer.nonprivate:
                 tracer.record(t, w, step_size=eta)
 
-        w_T = gradient_descent(problem, step=eta, iterations=T, lipschitz=lipschitz, callback=observe)
-        noisy, sigma = _release(w_T, sensitivity, ledger, rng, "outpert_gd.output", ledger.neighbouring)
+        if authors:  # the public code's descent on unclipped rows, and its release (module AUTHORS_CODE)
+            w_T = gradient_descent(problem, step=eta, iterations=T, lipschitz=math.inf, callback=observe, reg=AUTHORS_REG)
+            noisy, sensitivity, sigma = output_perturbation_assumed_lipschitz(
+                w_T, n=problem.n_public, iterations=T, step=eta, lipschitz=lipschitz, epsilon=ledger.epsilon,
+                delta=ledger.delta, rng=rng, ledger=ledger, label="outpert_gd.output", neighbouring=ledger.neighbouring,
+            )
+        else:
+            sensitivity = self.sensitivity(problem, ledger.neighbouring)
+            w_T = gradient_descent(problem, step=eta, iterations=T, lipschitz=lipschitz, callback=observe)
+            noisy, sigma = _release(w_T, sensitivity, ledger, rng, "outpert_gd.output", ledger.neighbouring)
         tracer.record(T, noisy, step_size=eta, force=True)
         return FitResult(
             w=noisy,

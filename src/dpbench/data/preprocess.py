@@ -42,6 +42,20 @@ def add_bias(X: Matrix) -> Matrix:
     return np.hstack([ones, np.asarray(X, dtype=np.float64)])
 
 
+def unit_features_after_bias(X: Matrix) -> np.ndarray:
+    """Rows (x₀, f) → (x₀, f/‖f‖): every row's features after column 0 (the bias :func:`add_bias`
+    prepends) scaled to unit L2 norm, rows with f = 0 left as they are. DP-AGD's ObjPert loader
+    (ppmlguy/DP-AGD, ``run_objpert_logistic.py``: ``load_dat(..., normalize=True, bias_term=True)``,
+    ``common/dat.py`` runs sklearn's ``Normalizer`` on the features, then prepends the ones), so each
+    row has norm √2. Dense input only (those files are dense)."""
+    if sp.issparse(X):
+        raise ValueError("unit_features_after_bias: dense rows only (DP-AGD's .dat matrices), got a sparse matrix")
+    out = np.array(X, dtype=np.float64)
+    norms = np.linalg.norm(out[:, 1:], axis=1)
+    out[:, 1:] /= np.where(norms > 0, norms, 1.0)[:, None]
+    return out
+
+
 def clip_rows(X: Matrix, max_norm: float) -> Matrix:
     """Return a copy of ``X`` whose rows with L2 norm > ``max_norm`` are rescaled to norm ``max_norm``.
 

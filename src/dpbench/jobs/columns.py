@@ -103,8 +103,8 @@ def provenance_columns(cfg: RunConfig, dataset_checksum: str, scaling: str = "no
 def guarantee_breaches(cfg: RunConfig, scaling: str) -> list[str]:
     """Why a row's (ε, δ) is not a guarantee, one reason each: the features were scaled with the
     whole file (``data.scaling=whole_file``), the hyper-parameters were chosen on the test fold
-    (``tuning=oracle``), or the method ran in a fidelity mode that breaks its guarantee
-    (:class:`~dpbench.algorithms.base.FidelityMode`). Empty when it is one."""
+    (``tuning=oracle``), or the method ran in a fidelity mode that breaks its guarantee or trains on
+    the test fold (:class:`~dpbench.algorithms.base.FidelityMode`). Empty when it is one."""
     from dpbench.algorithms.registry import make_algorithm
 
     reasons = []
@@ -115,6 +115,8 @@ def guarantee_breaches(cfg: RunConfig, scaling: str) -> list[str]:
     mode = make_algorithm(cfg.algorithm, cfg.algorithm_params).fidelity_mode
     if mode is not None and mode.breaks_guarantee:
         reasons.append(f"fidelity={cfg.algorithm_params['fidelity']}: {mode.breaks_guarantee}")
+    if mode is not None and mode.trains_on_test_fold:
+        reasons.append(f"fidelity={cfg.algorithm_params['fidelity']} trains on the test fold too: the test accuracy is not held out")
     return reasons
 
 

@@ -26,12 +26,18 @@ from dpbench.jobs.columns import (
 )
 from dpbench.jobs.kind import JobOutput
 from dpbench.jobs.ledgers import accountant_options, run_ledger
-from dpbench.jobs.splits import Split, check_finite, make_splits, public_row_norm
+from dpbench.jobs.splits import (
+    Split,
+    check_finite,
+    fit_split,
+    make_splits,
+    public_row_norm,
+)
 from dpbench.results import TRACE_COLUMNS, write_json
 from dpbench.tuning import FitContext, fit
 
 if TYPE_CHECKING:
-    from dpbench.algorithms.base import FitResult
+    from dpbench.algorithms.base import FidelityMode, FitResult
     from dpbench.config import RunConfig
     from dpbench.data import Dataset
     from dpbench.problems import GLMProblem
@@ -57,7 +63,7 @@ class GLMJob:
             dtype=cfg.dtype,
         )
         check_finite(dataset)
-        splits = make_splits(dataset, cfg)
+        splits = make_splits(dataset, cfg, algorithm.fidelity_mode)
         identity = identity_columns(cfg)  # the same in every row
 
         rows: list[dict[str, Any]] = []
@@ -67,7 +73,7 @@ class GLMJob:
         progress = tqdm(total=len(splits) * cfg.reps, desc=f"{cfg.algorithm} on {cfg.dataset}", disable=not cfg.progress)
         with progress as bar:  # closed, its last line drawn, before an error or Ctrl-C is reported
             for fold, split in enumerate(splits):
-                fstar = optimum(split, cfg, dataset.checksum, fold)
+                fstar = optimum(split, cfg, dataset.checksum, fold, algorithm.fidelity_mode)
                 for rep in range(cfg.reps):
                     (row, trace, ledger_summary), resumed = store.run(
                         fold, rep, functools.partial(_run_one, algorithm, split, cfg, dataset, fold, rep, fstar, identity)
@@ -93,9 +99,11 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
     import pandas as pd
 
     row_norm = public_row_norm(dataset, cfg)
-    problem = _problem(split.X_train, split.y_train, cfg, dataset, row_norm, split.public_n)
+    problem = _problem(split.X_train, split.y_train, cfg, dataset, row_norm, split.public_n)  # the fold's: objectives
+    trained = fit_split(split, algorithm.fidelity_mode)  # the rows the method trains on (the fold's, but for some modes)
     context = FitContext(
-        cfg=cfg, split=split, fold=fold, rep=rep, problem=problem,
+        cfg=cfg, split=trained, fold=fold, rep=rep,
+        problem=problem if trained is split else _problem(trained.X_train, trained.y_train, cfg, dataset, row_norm, trained.public_n),
         make_problem=lambda X, y, public_n: _problem(X, y, cfg, dataset, row_norm, public_n),
         make_ledger=lambda method: run_ledger(method, cfg),
         accountant_options=lambda method: accountant_options(method, cfg),
@@ -170,11 +178,12 @@ def _problem(
 _FSTAR_MEMO: dict[str, float] = {}
 
 
-def optimum(split: Split, cfg: RunConfig, dataset_checksum: str, fold: int) -> float:
+def optimum(split: Split, cfg: RunConfig, dataset_checksum: str, fold: int, mode: FidelityMode | None = None) -> float:
     """F* = min F on the training fold (non-private solver), cached per dataset/model/fold on
     disk under the cache directory so sweep jobs in other processes reuse it. When the solver
     certifies its distance to the minimum (the smoothed hinge solver for large dense data), the
-    cache file records that gap and the solver's name with the value."""
+    cache file records that gap and the solver's name with the value. A fidelity ``mode`` whose
+    ``row_map`` changed the fold's rows keys the cache by the map's name too."""
     from dpbench.algorithms.base import Tracer
     from dpbench.algorithms.baselines import NonPrivate
     from dpbench.conf_files import default_cache_dir
@@ -192,6 +201,8 @@ def optimum(split: Split, cfg: RunConfig, dataset_checksum: str, fold: int) -> f
         "fold": fold,
         "version": __version__,
     }
+    if mode is not None and mode.row_map is not None:
+        key_fields["row_map"] = mode.row_map.__name__
     key = hashlib.sha256(json.dumps(key_fields, sort_keys=True).encode()).hexdigest()[:24]
     if key in _FSTAR_MEMO:
         return _FSTAR_MEMO[key]

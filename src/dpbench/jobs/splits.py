@@ -11,6 +11,7 @@ import numpy as np
 from dpbench.errors import ConfigError, DpbenchError
 
 if TYPE_CHECKING:
+    from dpbench.algorithms.base import FidelityMode
     from dpbench.config import RunConfig
     from dpbench.data import Dataset
 
@@ -34,10 +35,12 @@ class Split:
         return int(self.y_train.shape[0])
 
 
-def make_splits(dataset: Dataset, cfg: RunConfig) -> list[Split]:
+def make_splits(dataset: Dataset, cfg: RunConfig, mode: FidelityMode | None = None) -> list[Split]:
     """The folds for ``cfg.seed``: stratified k-fold on train+test when ``cv.folds > 1``; the
     dataset's own test split when it has one and ``cv.folds == 1``; otherwise a stratified
-    hold-out of ``cv.test_fraction``. Rows are clipped to ``data.row_norm`` when it is set."""
+    hold-out of ``cv.test_fraction``. Rows are clipped to ``data.row_norm`` when it is set, then
+    mapped by the fidelity ``mode``'s ``row_map`` when it has one (a per-row map: the folds are
+    the same)."""
     import scipy.sparse as sp
     from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
@@ -49,6 +52,9 @@ def make_splits(dataset: Dataset, cfg: RunConfig) -> list[Split]:
     X_test = dataset.X_test
     if X_test is not None and cfg.row_norm is not None:
         X_test = clip_rows(X_test, cfg.row_norm)
+    if mode is not None and mode.row_map is not None:
+        X = mode.row_map(X)
+        X_test = None if X_test is None else mode.row_map(X_test)
     split_seed = int(np.random.SeedSequence(cfg.seed).generate_state(1)[0])
 
     if cfg.folds == 1 and X_test is not None:
@@ -75,6 +81,20 @@ def make_splits(dataset: Dataset, cfg: RunConfig) -> list[Split]:
     splits = [Split(X[tr], y[tr], X[te], y[te]) for tr, te in splitter.split(np.zeros(len(y)), y)]
     _check_two_classes(dataset.name, splits)
     return splits
+
+
+def fit_split(split: Split, mode: FidelityMode | None) -> Split:
+    """The rows a method trains on for this fold: the fold itself, or — when its fidelity ``mode``
+    ``trains_on_test_fold``, as DP-AGD's ``run_outpert_logistic.py`` does (``outpert_gd(X, y, ...)``
+    on every row) — the fold's training rows followed by its test rows; the test rows stay the
+    test set, so the test accuracy is then not a held-out measurement."""
+    if mode is None or not mode.trains_on_test_fold:
+        return split
+    import scipy.sparse as sp
+
+    rows = [split.X_train, split.X_test]
+    X = sp.vstack(rows, format="csr") if sp.issparse(split.X_train) else np.vstack(rows)
+    return Split(X, np.concatenate([split.y_train, split.y_test]), split.X_test, split.y_test)
 
 
 def _check_two_classes(name: str, splits: list[Split]) -> None:

@@ -148,3 +148,30 @@ def gaussian_fixed_batch_priced_as_poisson(
     require_numpy_sampler("gaussian_fixed_batch_priced_as_poisson")
     charge(ledger, GaussianEvent(sigma), b / n, label)
     return x + rng.normal(0.0, scale, size=x.shape)
+
+
+# --------------------------------------------------------------------- chen_lee's OutPert-GD (issue 22)
+def output_perturbation_assumed_lipschitz(
+    w, *, n: int, iterations: int, step: float, lipschitz: float, epsilon: float, delta: float, rng, ledger,
+    label: str = "outpert_assumed_lipschitz", neighbouring: str | None = None,
+) -> tuple[np.ndarray, float, float]:
+    """(w + N(0, (σΔ)²I), Δ, σ) with Δ = 3LTη/n and σ = √(2 ln(2/δ))/ε: DP-AGD's public OutPert-GD
+    (ppmlguy/DP-AGD, ``algo/outpert.py``: ``sens = (3.0 * L * T * step_size) / n``, ``sigma =
+    sqrt(2 log(2/delta)) * sens / eps``), which ``run_outpert_logistic.py`` runs with L = 1 (``--L``
+    default). Charged GaussianEvent(σ) at sensitivity Δ — the release as made, at the price the
+    code claims for it.
+
+    NOT (ε, δ)-DP as run: L must bound every per-example gradient norm |ℓ′|·‖x_i‖, and the code's rows
+    (min–max to [0, 1] plus a column of ones, never clipped) have norms up to 3.32 on BANK and 3.71 on
+    IPUMS-BR; with η = 1 > 2/β̄ (β̄ = ‖x‖²/4 + μ ≈ 2.8–3.4 on such rows) a gradient step can expand the
+    gap between neighbouring runs, so no bound of the form cGTη/n covers T steps either."""
+    from dpbench.privacy.mechanisms import gaussian_mechanism
+
+    x = check_finite_array("w", w)
+    sensitivity = 3.0 * check_positive("lipschitz", lipschitz) * check_count("iterations", iterations)
+    sensitivity *= check_positive("step", step) / check_count("n", n)
+    sigma = math.sqrt(2.0 * math.log(2.0 / check_positive("delta", delta))) / check_positive("epsilon", epsilon)
+    noisy = gaussian_mechanism(
+        x, sensitivity=sensitivity, noise_multiplier=sigma, rng=rng, ledger=ledger, label=label, neighbouring=neighbouring
+    )
+    return noisy, sensitivity, sigma
