@@ -118,3 +118,13 @@ def test_points_of_two_models_are_labelled_by_model():
     rows = pd.concat([rows, rows.assign(model="svm", test_accuracy=rows["test_accuracy"] - 0.1)], ignore_index=True)
     page = deviations.table(rows)
     assert "| bank | 0.1 | model=logreg | 0.810" in page and "| bank | 0.1 | model=svm | 0.710" in page
+
+
+def test_claims_compare_with_the_majority_class_of_the_baseline_rows():
+    """The majority class (paper "baseline") is part of chen_lee's claim rows: "weak at small ε" reads its
+    accuracy (it was NaN when only chen_lee's rows were kept)."""
+    rows = _rows({("dp_agd", "correct", 0.05): [0.80, 0.82], ("dp_agd", "authors_code", 0.05): [0.85, 0.86],
+                  ("objpert", "correct", 0.05): [0.70, 0.72]})
+    majority = _rows({("majority", "correct", 0.05): [0.75, 0.75]}).assign(paper="baseline", private=False)
+    page = deviations.table(pd.concat([rows, majority], ignore_index=True))
+    assert "bank ε = 0.05 (majority 0.750): objpert" in page and "majority nan" not in page

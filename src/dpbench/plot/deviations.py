@@ -220,8 +220,8 @@ def table(df: pd.DataFrame) -> str:
                          f"{f'**{diff}**' if row['significant'] else diff} | {row['runs']} |")
         lines.append("")
     for paper, check in CLAIMS.items():
-        rows = df[df["paper"] == paper] if "paper" in df.columns else df.iloc[0:0]
-        if rows.loc[rows["private"].astype(bool), "algorithm"].nunique() < 2:  # the claims compare methods
+        rows = df[df["paper"].isin((paper, "baseline"))] if "paper" in df.columns else df.iloc[0:0]  # + majority class
+        if rows.loc[rows["private"].astype(bool) & (rows["paper"] == paper), "algorithm"].nunique() < 2:  # they compare its methods
             continue
         for mode in ["correct", *sorted(set(rows["fidelity"]) - {"correct"})]:
             lines += [f"## {paper}'s claims, fidelity={mode}", ""]
