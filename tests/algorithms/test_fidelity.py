@@ -125,3 +125,20 @@ def test_a_sweep_over_algorithms_takes_their_keys_written_as_a_choice(cli, tmp_p
     assert typo.stderr.strip().splitlines()[-1] == (
         "dpbench: error: algorithm.iteratons is not a key of the algorithm of a job of this sweep: a typo, or a key "
         "that algorithm lacks; `dpbench algorithm=<name> --cfg job` prints its keys")
+
+
+CONFIG_OF = {"dp_sgd": "dp_sgd_sigma4"}  # dp_sgd's authors_code mode needs the public code's fixed σ = 4
+
+
+@pytest.mark.parametrize("name, mode", [(n, m) for n, cls in ALGORITHMS.items() for m in cls.fidelity_modes])
+def test_every_mode_that_breaks_its_guarantee_says_so_in_its_rows_columns(compose_run_config, name, mode):
+    """Every (method, mode): the run's configuration composes, and the guarantee columns its rows get
+    (:func:`~dpbench.jobs.columns.guarantee_breaches`) name the mode's reason exactly when it declares one."""
+    from dpbench.jobs.columns import guarantee_breaches
+
+    declared = ALGORITHMS[name].fidelity_modes[mode]
+    extra = ["data.row_norm=null"] if declared.rows_as_loaded else []
+    cfg = compose_run_config(f"algorithm={CONFIG_OF.get(name, name)}", f"algorithm.fidelity={mode}", *extra)
+    reasons = guarantee_breaches(cfg, "public")
+    assert (f"fidelity={mode}: {declared.breaks_guarantee}" in reasons) == bool(declared.breaks_guarantee), reasons
+    assert bool(reasons) == bool(declared.breaks_guarantee or declared.trains_on_test_fold), reasons
