@@ -121,7 +121,7 @@ def figure(df: pd.DataFrame) -> Figure:
     line marks no difference."""
     found = effects(df)
     panels = sorted(found.groupby(["paper", "dataset", "metric"]).groups)
-    heights = [max(3.6, 0.22 * len(found[(found["paper"] == p) & (found["dataset"] == d)])) if
+    heights = [max(3.6, 0.13 * len(found[(found["paper"] == p) & (found["dataset"] == d)])) if
                found.loc[(found["paper"] == p) & (found["dataset"] == d), "eps"].nunique() == 1 else 3.6
                for p, d, _ in panels]
     fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, sum(heights)), squeeze=False,
@@ -179,8 +179,8 @@ def _forest(ax, here: pd.DataFrame) -> None:
         ax.errorbar(row["difference"], y, xerr=0.0 if math.isnan(row["difference_ci"]) else row["difference_ci"],
                     marker=look.marker, color=look.colour, capsize=3, ls="none")
     ax.set_yticks(range(len(rows)), [f"{r['algorithm']} {r['mode']} {r['setting']}" for _, r in rows.iterrows()],
-                  fontsize=7)
-    ax.invert_yaxis()
+                  fontsize=5.5)
+    ax.set_ylim(len(rows) - 0.5, -0.5)  # first row on top, no empty margin
 
 
 def _fmt(value: float, ci: float) -> str:
