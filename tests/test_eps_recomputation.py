@@ -69,7 +69,7 @@ VARIANTS = {
     "dp_sgd-prop1": ("dp_sgd", ("privacy.conversion=prop1",)),
     "dp_blsgd-exact-gaussian": ("dp_blsgd", ("algorithm.amplification=exact", "algorithm.noise=gaussian")),
     "dp_blgd-gaussian-prop1": ("dp_blgd", ("algorithm.noise=gaussian", "privacy.conversion=prop1")),
-    "dp_dda-theorem1": ("dp_dda", ("algorithm.noise=theorem1", "privacy.eps=0.1", "privacy.delta=0.2")),
+    "dp_dda-theorem1": ("dp_dda", ("algorithm.noise=theorem1", "privacy.eps=0.1", "privacy.delta=0.3")),
     # private tuning: one RepeatAndSelectEvent on a one-order RDP ledger, whatever the method composes in
     "dp_sgd-tuned": ("dp_sgd", ("tuning=private",)),
     "dp_agd-tuned": ("dp_agd", ("tuning=private",)),

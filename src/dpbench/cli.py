@@ -96,7 +96,7 @@ def check_preset_mode(args: list[str]) -> None:
                 raise ConfigError(f"experiment={name} is a sweep preset; run it with -m: dpbench -m experiment={name}")
 
 
-HYDRA_LEFTOVERS = {".hydra", "dpbench.log", "error.json", ".lock"}  # .lock: dpbench.locking
+HYDRA_LEFTOVERS = {".hydra", "dpbench.log", "error.json", ".lock", "noise.key"}  # .lock: dpbench.locking; noise.key: a key no result used
 
 
 def discard_run_dir(out_dir) -> None:
@@ -283,7 +283,7 @@ def _run_task(cfg: DictConfig) -> None:
             raise
         from dpbench.engine import run_job
 
-        results = run_job(run_cfg, out_dir, resolved_config=resolved)
+        results = run_job(run_cfg, out_dir, resolved_config=resolved, key_dir=_key_dir(hydra_cfg, out_dir))
         if hydra_cfg.mode == RunMode.RUN:
             print(headline(results, out_dir))
     except (DpbenchError, OSError) as exc:
@@ -296,6 +296,19 @@ def _run_task(cfg: DictConfig) -> None:
         if isinstance(exc, (ConfigError, DataError)):  # a bad value or file found while loading: nothing ran
             discard_run_dir(out_dir)
         _fail(message)
+
+
+def _key_dir(hydra_cfg, out_dir):
+    """Where a job's secret noise key lives (:mod:`dpbench.privacy.noise_key`): the sweep's directory in
+    a sweep (one key for all its jobs), the run's own directory for a single run."""
+    from pathlib import Path
+
+    from hydra.types import RunMode
+
+    if hydra_cfg.mode != RunMode.MULTIRUN:
+        return out_dir
+    sweep_dir = Path(hydra_cfg.sweep.dir)
+    return sweep_dir if sweep_dir.is_absolute() else Path(hydra_cfg.runtime.cwd) / sweep_dir
 
 
 def main() -> None:

@@ -55,13 +55,16 @@ def apply_variant(cfg: DictConfig) -> DictConfig:
 class PrivacyConfig:
     """Target (ε, δ), the RDP → (ε, δ) conversion (``tight`` default, or chen_lee ``prop1``) and the
     noise sampler (``numpy`` floating point, or ``secure`` discrete noise on a grid,
-    :mod:`dpbench.privacy.samplers`)."""
+    :mod:`dpbench.privacy.samplers`), the neighbouring relation, and where the noise's randomness comes
+    from (``secret``: the sweep's secret key, or ``seed``: the public seed, replayable;
+    :mod:`dpbench.privacy.noise_key`)."""
 
     eps: float
     delta: float
     conversion: str = "tight"
     sampler: str = "numpy"
     neighbouring: str = "add_remove"
+    noise_key: str = "secret"
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.eps) and self.eps > 0):
@@ -83,6 +86,10 @@ class PrivacyConfig:
 
         if self.neighbouring not in CHOICES:
             raise ConfigError(f"privacy.neighbouring must be one of {', '.join(CHOICES)}, got {self.neighbouring!r}")
+        from dpbench.privacy.noise_key import NOISE_KEYS
+
+        if self.noise_key not in NOISE_KEYS:
+            raise ConfigError(f"privacy.noise_key must be one of {', '.join(NOISE_KEYS)}, got {self.noise_key!r}")
 
 
 @dataclass(frozen=True)
@@ -303,6 +310,8 @@ class RunConfig:
             d["privacy"].pop("sampler")
         if self.privacy.neighbouring == "native":  # each paper's own relation: what every job did before the key
             d["privacy"].pop("neighbouring")
+        if self.privacy.noise_key == "secret":  # the default: keeps the hashes of the presets' jobs
+            d["privacy"].pop("noise_key")
         from dpbench.data.registry import scales_features
 
         d["tuning"] = self.tuning.semantic()
@@ -334,6 +343,7 @@ def _settings(cfg: DictConfig) -> dict[str, Any]:
             conversion=str(privacy.get("conversion", "tight")),
             sampler=str(privacy.get("sampler", "numpy")),
             neighbouring=str(privacy.get("neighbouring", "add_remove")),
+            noise_key=str(privacy.get("noise_key", "secret")),
         ),
         "seed": _integer(cfg.get("seed", 0), "seed"),
         "reps": _integer(cfg.get("reps", 1), "reps"),
@@ -400,7 +410,7 @@ TOP_LEVEL_KEYS = (
     "progress", "trace", "experiment_name", "variant", "variants", "bo", "hydra",
 )
 SECTION_KEYS = {
-    "privacy": ("eps", "delta", "conversion", "sampler", "neighbouring"),
+    "privacy": ("eps", "delta", "conversion", "sampler", "neighbouring", "noise_key"),
     "cv": ("folds", "test_fraction"),
     "data": ("allow_download", "row_norm", "scaling", "dtype"),
     "trace": ("every", "nonprivate", "max_share"),

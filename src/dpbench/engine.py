@@ -28,6 +28,12 @@ from dpbench.errors import ConfigError, DpbenchError
 from dpbench.jobs import job_kind
 from dpbench.jobs.columns import missing_columns
 from dpbench.locking import job_lock
+from dpbench.privacy.noise_key import (
+    KEY_FILE,
+    fingerprint,
+    load_or_create,
+    use_noise_key,
+)
 from dpbench.privacy.samplers import use_sampler
 from dpbench.results import (
     RESULTS_FILE,
@@ -65,18 +71,22 @@ def marks_failures(func):
 
 
 @marks_failures
-def run_job(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | None = None) -> pd.DataFrame:
+def run_job(
+    cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | None = None, key_dir: Path | None = None
+) -> pd.DataFrame:
     """Run (or skip, when already finished) the job described by ``cfg`` into ``out_dir``.
 
     The algorithm's job kind computes the runs (:mod:`dpbench.jobs`); every kind writes the same files
     and core columns. An exception leaves ``error.json`` in ``out_dir``; skipping or starting the job again removes it.
     The job holds ``out_dir``'s lock (:mod:`dpbench.locking`) while it runs, and a GLM job resumes
-    from the runs an interrupted attempt finished (:mod:`dpbench.resume`)."""
+    from the runs an interrupted attempt finished (:mod:`dpbench.resume`). Under
+    ``privacy.noise_key=secret`` the noise derives from the key in ``key_dir`` (the sweep's directory;
+    ``out_dir`` when None), made there when there is none (:mod:`dpbench.privacy.noise_key`)."""
     with job_lock(out_dir):  # a second process running the same job waits, then skips it
-        return _run_locked(cfg, Path(out_dir), resolved_config)
+        return _run_locked(cfg, Path(out_dir), resolved_config, Path(key_dir) if key_dir is not None else Path(out_dir))
 
 
-def _run_locked(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | None) -> pd.DataFrame:
+def _run_locked(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | None, key_dir: Path) -> pd.DataFrame:
     """:func:`run_job`'s work, under the job's lock."""
     from dpbench.algorithms.registry import algorithm_class
 
@@ -108,16 +118,18 @@ def _run_locked(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] |
     if cfg.force:
         store.clear()
 
-    kind = algorithm_class(cfg.algorithm).problem_kind
-    with use_sampler(cfg.privacy.sampler):
-        output = job_kind(kind).run(cfg, store)
+    cls = algorithm_class(cfg.algorithm)
+    key = load_or_create(key_dir) if cls.private and cfg.privacy.noise_key == "secret" else None
+    with use_sampler(cfg.privacy.sampler), use_noise_key(key):
+        output = job_kind(cls.problem_kind).run(cfg, store)
     missing = missing_columns(output)
     if missing:  # a bug in the job kind: every kind writes the core columns (dpbench.jobs.columns)
-        raise DpbenchError(f"the {kind} job kind wrote no {', '.join(missing)}")
+        raise DpbenchError(f"the {cls.problem_kind} job kind wrote no {', '.join(missing)}")
     results = output.results
     column_classes("results", results.columns)  # an unclassified column stops the job before any file is written
     write_parquet(output.trace, out_dir / "trace.parquet", table="trace")
-    write_json(_run_metadata(cfg, output.dataset_info, resolved_config, output.ledgers), out_dir / RUN_FILE)
+    metadata = _run_metadata(cfg, output.dataset_info, resolved_config, output.ledgers)
+    write_json({**metadata, "noise": _noise_record(cfg, key, key_dir, out_dir)}, out_dir / RUN_FILE)
     write_parquet(results, results_path, table="results")  # last: its presence marks the job finished
     store.clear()
     return results
@@ -137,6 +149,14 @@ def _run_metadata(cfg: RunConfig, dataset_info: dict[str, Any], resolved: dict[s
         "dataset": dataset_info,
         "ledgers": ledgers,
     }
+
+
+def _noise_record(cfg: RunConfig, key: bytes | None, key_dir: Path, out_dir: Path) -> dict[str, Any]:
+    """run.json's ``noise``: where the job's noise came from — ``seed``, or the secret key's file
+    (relative to the job's directory, so a moved sweep still finds it) and its public fingerprint."""
+    if key is None:
+        return {"key": "seed" if cfg.privacy.noise_key == "seed" else "none"}
+    return {"key": "secret", "key_file": os.path.relpath(key_dir / KEY_FILE, out_dir), "fingerprint": fingerprint(key)}
 
 
 def _version(package: str) -> str | None:

@@ -1,4 +1,4 @@
-"""What every column of ``results.parquet`` and ``trace.parquet`` is, privacy-wise (issue 16, hole 5).
+"""What every column of ``results.parquet`` and ``trace.parquet`` is, privacy-wise.
 
 A run writes private releases next to non-private measurements taken for the figures. Each column
 is classified, the class is stored in the parquet schema (field metadata ``dpbench.class``) and
@@ -41,6 +41,8 @@ RESULTS: Mapping[str, tuple[str, str]] = {
     "accountant": (PUBLIC, "accountant pricing the releases: rdp, zcdp, pure, approx, none"),
     "conversion": (PUBLIC, "RDP → (ε, δ) conversion the ledger used"),
     "sampler": (PUBLIC, "noise sampler: numpy or secure (privacy.sampler)"),
+    "noise_key": (PUBLIC, "where the noise's randomness came from: secret (the sweep's secret key, never published) or "
+                          "seed (replayable from the public seed: not publishable; privacy.noise_key); none for non-private methods"),
     "stopping_rule": (PUBLIC, "what makes eps_spent a guarantee: fixed_composition or a filter (dpbench.privacy.filter)"),
     "neighbouring": (PUBLIC, "the neighbouring relation the (ε, δ) holds for: add_remove, replace_one or none (privacy.neighbouring)"),
     "privacy_unit": (PUBLIC, "what one neighbouring step changes (record, node_sample, validation_row, offset_vector)"),
@@ -68,8 +70,9 @@ RESULTS: Mapping[str, tuple[str, str]] = {
     "tuned_params": (RELEASE, "the hyper-parameters of the released trial (JSON; {} when nothing was tuned)"),
     "tuning_score": (RELEASE, "the released trial's noisy validation accuracy (tuning=private)"),
     "n_iterations": (RELEASE, "iterations run (decided from noisy releases for adaptive methods)"),
-    "grad_evals": (RELEASE, "gradient evaluations (follows the released path)"),
-    "obj_evals": (RELEASE, "objective evaluations (follows the released path, e.g. AboveThreshold's stop)"),
+    "grad_evals": (MEASUREMENT, "gradient evaluations: per-record work, Σ|B_t| over DP-SGD's secret Poisson batches and "
+                                "T·n for full batches (a count of the data under add/remove; never paid for)"),
+    "obj_evals": (MEASUREMENT, "objective evaluations, per record (as grad_evals: follows the batches and n, never paid for)"),
     # measurements for evaluation
     "test_accuracy": (MEASUREMENT, "accuracy of the released model on the test fold"),
     "train_objective": (MEASUREMENT, "exact training objective of the released model"),
@@ -118,7 +121,8 @@ TRACE: Mapping[str, tuple[str, str]] = {
     "test_accuracy": (MEASUREMENT, "test-fold accuracy of the iterate"),
     "step_size": (RELEASE, "step taken (chosen by a noisy line search, or a public schedule)"),
     "eps_spent": (RELEASE, "ε spent so far"), "eps_hat": (RELEASE, "liu_dda: ε spent so far (Remark 3.1)"),
-    "grad_evals": (RELEASE, "gradient evaluations so far"), "obj_evals": (RELEASE, "objective evaluations so far"),
+    "grad_evals": (MEASUREMENT, "gradient evaluations so far (per record: follows the secret batches and n)"),
+    "obj_evals": (MEASUREMENT, "objective evaluations so far (per record: follows the secret batches and n)"),
     "rho_grad": (RELEASE, "current gradient budget ρ (adapted from noisy outputs)"),
     "bt_budget": (RELEASE, "current line-search budget (adapted from noisy outputs)"),
     "candidates": (RELEASE, "line-search candidates examined (AboveThreshold's stop)"),

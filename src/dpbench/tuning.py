@@ -40,6 +40,7 @@ from dpbench.algorithms.base import FitResult, Tracer
 from dpbench.errors import PrivacyViolation
 from dpbench.privacy.mechanisms import gaussian_mechanism
 from dpbench.privacy.neighbouring import native_epsilon, resolve
+from dpbench.privacy.noise_key import noise_seed
 from dpbench.privacy.repeat_select import sample_trials
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from dpbench.privacy.trial_budget import TrialBudget
     from dpbench.problems import GLMProblem
 
-_TUNING_STREAM = 17  # seeds the public coins of private tuning: SeedSequence([seed, fold, rep, 17])
+_TUNING_STREAM = 17  # private tuning's streams: (seed, fold, rep, 17) — public held-out coins, secret K and settings
 _SCORE_MARGIN = 1.0 + 1e-9  # the score's σ is this much larger than ρ_score needs, so rounding cannot overspend
 
 
@@ -74,7 +75,13 @@ class FitContext:
         )
 
     def seed(self, *extra: int) -> np.random.SeedSequence:
+        """The public stream of (seed, fold, rep, *extra): coins anyone may recompute from the seed."""
         return np.random.SeedSequence([self.cfg.seed, self.fold, self.rep, *extra])
+
+    def noise_seed(self, *extra: int) -> np.random.SeedSequence:
+        """The noise stream of (seed, fold, rep, *extra): from the sweep's secret key, or the public
+        stream itself under ``privacy.noise_key=seed`` (:mod:`dpbench.privacy.noise_key`)."""
+        return noise_seed(self.cfg.seed, self.fold, self.rep, *extra)
 
 
 @dataclass
@@ -127,7 +134,7 @@ def _train(algorithm, context: FitContext, problem: GLMProblem, seed: np.random.
 
 def fit_fixed(algorithm, context: FitContext, mode: str = "fixed") -> Fitted:
     """The method as configured, once, with the whole budget (also every mode's fit of a method with nothing to tune)."""
-    result, tracer, ledger, reported, wall = _train(algorithm, context, context.problem, context.seed())
+    result, tracer, ledger, reported, wall = _train(algorithm, context, context.problem, context.noise_seed())
     eps = reported(ledger.eps_spent) if ledger is not None else math.inf
     return Fitted(result, context.problem, tracer, ledger, eps, wall, _columns(mode, eps, 0.0, 1, {}, math.nan))
 
@@ -147,7 +154,7 @@ def fit_oracle(context: FitContext) -> Fitted:
     for setting in points:
         algorithm = make_algorithm(cfg.algorithm, {**cfg.algorithm_params, **setting})
         problem = context.make_problem(split.X_train, split.y_train, split.public_n)
-        result, tracer, ledger, reported, seconds = _train(algorithm, context, problem, context.seed())
+        result, tracer, ledger, reported, seconds = _train(algorithm, context, problem, context.noise_seed())
         wall += seconds
         accuracy = float(np.mean(result.predict(split.X_test) == split.y_test)) if split.y_test.shape[0] else math.nan
         if best is None or accuracy > best_accuracy:
@@ -178,7 +185,8 @@ def fit_private(algorithm, context: FitContext) -> Fitted:
     tuning = cfg.tuning
     relation, _ = resolve(algorithm, cfg.privacy.neighbouring)
     budget = trial_budget(algorithm, cfg)
-    coins, count, choices = (np.random.default_rng(s) for s in context.seed(_TUNING_STREAM).spawn(3))
+    coins = np.random.default_rng(context.seed(_TUNING_STREAM).spawn(3)[0])  # public: which records validate
+    count, choices = (np.random.default_rng(s) for s in context.noise_seed(_TUNING_STREAM).spawn(3)[1:])  # secret: K, settings
     held_out = coins.random(split.y_train.shape[0]) < tuning.validation_fraction
     public_validation = max(1, round(tuning.validation_fraction * split.public_n))
     public_train = split.public_n - public_validation
@@ -193,7 +201,7 @@ def fit_private(algorithm, context: FitContext) -> Fitted:
         ledger = training_ledger(budget, method.accountant, context.accountant_options(method), relation)
         problem = context.make_problem(X_train, y_train, public_train)
         tracer = context.tracer(problem, ledger)
-        rng = np.random.default_rng(context.seed(_TUNING_STREAM, trial))
+        rng = np.random.default_rng(context.noise_seed(_TUNING_STREAM, trial))
         start = time.perf_counter()
         result = method.fit(problem, ledger, rng, tracer)
         score = _noisy_score(result, X_valid, y_valid, public_validation, budget, relation, rng)

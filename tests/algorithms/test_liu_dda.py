@@ -83,13 +83,20 @@ def test_more_noise_for_a_smaller_budget_and_none_spent_beyond_it():
 
 
 def test_theorem1_mode_uses_the_corrected_sigma_and_charges_the_proofs_guarantee():
-    problem, _ = _svm(n=40)  # q = 2, so Theorem 1's T condition (T ≥ 5q²ε²/(4ι²) = 320) is reachable
-    algorithm = DPDDA(noise="theorem1", iterations=2000)
+    """Theorem 1 is priced at ι = 1: its proof's ι = 0.1 (dp_dda with one edge on 5 nodes) amplifies by
+    hidden node inactivity, which the threat model rejects. The σ that ι = 0.1 gave (ε = 0.8, q = 2,
+    T = 2000) certifies nothing at ι = 1 (the proof's δ′ = √(Σε′²) = 3.58 > 1). At ι = 1 the certified δ̃
+    grows fast with T (each iteration adds δ₀/q): 0.61 at T = 100, which is run here, and 1 at T = 2000."""
+    problem, _ = _svm(n=40)  # q = 2, so Theorem 1's T condition (T ≥ 5q²ε²/(4ι²) = 3.2 at ι = 1) is reachable
+    algorithm = DPDDA(noise="theorem1", iterations=100)
     assert algorithm.accountant == "approx" and DPDDA().accountant == "rdp"
     _, ledger, trace = _fit(algorithm, problem, delta=0.9, accountant="approx")
-    sigma = theorem1_sigma(0.8, delta0=0.01, iota=0.1, q=2, iterations=2000, lipschitz=1.0, corrected=True)
+    sigma = theorem1_sigma(0.8, delta0=0.01, iota=1.0, q=2, iterations=100, lipschitz=1.0, corrected=True)
     assert trace["sigma"].iloc[0] == sigma
-    eps_cert, delta_cert = proof_guarantee(2000, sigma=sigma, lipschitz=1.0, delta0=0.01, iota=0.1, q=2)
+    amplified = theorem1_sigma(0.8, delta0=0.01, iota=0.1, q=2, iterations=2000, lipschitz=1.0, corrected=True)
+    with pytest.raises(ValueError, match="δ' = √\\(Σε'²\\) = 3.57"):
+        proof_guarantee(2000, sigma=amplified, lipschitz=1.0, delta0=0.01, iota=1.0, q=2)
+    eps_cert, delta_cert = proof_guarantee(100, sigma=sigma, lipschitz=1.0, delta0=0.01, iota=1.0, q=2)
     assert ledger.entries[0].event.epsilon == eps_cert and ledger.entries[0].event.delta == delta_cert
     assert eps_cert <= 0.8 and 0.8 / math.sqrt(5) <= delta_cert <= 0.9
     # Remark 3.1: ε̂(t) = √(3t/5T)ε + tε²/(5T), ε̂(T) = √(3/5)·0.8 + 0.128
@@ -100,10 +107,10 @@ def test_theorem1_mode_uses_the_corrected_sigma_and_charges_the_proofs_guarantee
 def test_theorem1_mode_refuses_unreachable_T_and_a_delta_below_its_certificate():
     problem, _ = _svm()
     with pytest.raises(ConfigError, match=r"T >= 5q²ε²/\(4ι²\).*or use noise=rdp"):
-        _fit(DPDDA(noise="theorem1"), problem, delta=0.9, accountant="approx")
+        _fit(DPDDA(noise="theorem1", iterations=2), problem, delta=0.9, accountant="approx")
     small, _ = _svm(n=40)
     with pytest.raises(ConfigError, match=r"certifies δ = 0\.\d+.*privacy\.delta = 1e-05"):
-        _fit(DPDDA(noise="theorem1", iterations=2000), small, accountant="approx")
+        _fit(DPDDA(noise="theorem1", iterations=100), small, accountant="approx")
 
 
 def test_subgradients_are_clipped_to_the_public_bound():

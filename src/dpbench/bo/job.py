@@ -7,7 +7,9 @@ and test rows are cached (:func:`dpbench.bo.targets.score_matrix`), so a repetit
 columns.
 
 Repetition r draws its sensitive validation set V (``bo.validation_size`` pool rows without
-replacement) and its noise from ``SeedSequence([seed, r])``, runs the method on a fresh ledger
+replacement) from ``SeedSequence([seed, r])`` (public: the study's data) and its noise from the path
+(seed, r) under the sweep's secret key (:mod:`dpbench.privacy.noise_key`; that same stream continued
+under ``privacy.noise_key=seed``), runs the method on a fresh ledger
 whose spend is checked (ε and δ) before anything is written, and yields one row: what was released
 (λ̃'s index and values, ṽ), the non-private reference (λ̂ = argmax_t v_t, v* = max_t v_t, the best
 candidate on V), their gains on V and their test accuracies. The trace holds GP-UCB's path, which
@@ -53,6 +55,7 @@ from dpbench.jobs.kind import JobOutput
 from dpbench.privacy.accountant import Ledger, make_accountant
 from dpbench.privacy.events import ApproxDPEvent
 from dpbench.privacy.neighbouring import run_budget
+from dpbench.privacy.noise_key import noise_rng
 from dpbench.resume import RunStore
 
 __all__ = ["BO_JOB", "BOJob"]
@@ -109,8 +112,9 @@ def _tuning(cfg: RunConfig, algorithm, scores: ScoreMatrix, fixed) -> tuple[pd.D
     rows, traces, ledgers = [], [], []
     bar = tqdm(total=cfg.reps, desc=f"{cfg.algorithm} on {cfg.dataset}", disable=not cfg.progress)
     for rep in range(cfg.reps):
-        rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, rep]))
-        validation = pool[rng.choice(pool.size, size=bo.validation_size, replace=False)]
+        public = np.random.default_rng(np.random.SeedSequence([cfg.seed, rep]))
+        validation = pool[public.choice(pool.size, size=bo.validation_size, replace=False)]  # the study's data: public
+        rng = noise_rng(public, cfg.seed, rep)
         gains = scores.ramp_score(validation) if algorithm.gain == "ramp" else scores.accuracy(validation)
         problem = BOProblem(gains, scores.points, scores.hyperparameters, bo.validation_size, scores.row_norm)
         ledger = _ledger(cfg, algorithm)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 IDENTITY_COLUMNS = (
     "paper", "algorithm", "dataset", "model", "loss", "eps", "delta", "private", "neighbouring", "privacy_unit",
-    "relation_conversion", "dp_notion", "accountant", "conversion", "sampler", "stopping_rule",
+    "relation_conversion", "dp_notion", "accountant", "conversion", "sampler", "noise_key", "stopping_rule",
 )
 RUN_COLUMNS = (
     "eps_spent", "fold", "rep", "seed", "folds", "test_accuracy", "train_objective", "test_objective",
@@ -39,7 +39,8 @@ TRACE_IDENTITY_COLUMNS = ("algorithm", "dataset", "eps", "seed", "config_hash")
 def identity_columns(cfg: RunConfig) -> dict[str, Any]:
     """The results columns that say what ran: paper, algorithm, dataset, model, loss, budget, the
     neighbouring relation and privacy unit the (ε, δ) is for and how the method meets that relation,
-    the DP notion its ledger composes in, accountant, the RDP conversion its ledger used and the rule
+    the DP notion its ledger composes in, accountant, the RDP conversion its ledger used, where its
+    noise's randomness came from (``noise_key``: secret or seed) and the rule
     that makes its ε a guarantee (:func:`~dpbench.jobs.ledgers.run_accountant`)."""
     from dpbench.algorithms.registry import algorithm_class, make_algorithm
     from dpbench.privacy.filter import stopping_rule
@@ -73,6 +74,7 @@ def identity_columns(cfg: RunConfig) -> dict[str, Any]:
         "accountant": accountant if cls.private else "none",
         "conversion": getattr(run_rules, "conversion", cfg.privacy.conversion),
         "sampler": cfg.privacy.sampler if cls.private else "none",
+        "noise_key": cfg.privacy.noise_key if cls.private else "none",
         "stopping_rule": rule,
     }
 

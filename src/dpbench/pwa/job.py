@@ -3,8 +3,10 @@
 han_pwa Sec. 5.1 averages 1000 runs per point. The runs are processed in blocks of
 :data:`RUNS_PER_BLOCK`: each block is ONE call of the mechanism with ``runs`` = block size
 (R Metropolis chains, R subgradient paths, R noise vectors and block-diagonal LPs advance
-together), so a figure takes minutes. Block j draws from ``SeedSequence([seed, j])``; the block
-size is fixed, so results depend only on (seed, reps) and a rerun is bit-identical.
+together), so a figure takes minutes. Block j draws its noise from the path (seed, j) under the
+sweep's secret key (``SeedSequence([seed, j])`` under ``privacy.noise_key=seed``,
+:mod:`dpbench.privacy.noise_key`); the block size is fixed, so results depend only on (key, seed,
+reps) and a rerun is bit-identical.
 
 Privacy. Each run is a separate repetition on the same data, with its own budget (ε, δ): a block
 is charged on a fresh per-run :class:`~dpbench.privacy.accountant.Ledger` that stands for every
@@ -36,6 +38,7 @@ from dpbench.jobs.kind import JobOutput
 from dpbench.privacy.accountant import Ledger, make_accountant
 from dpbench.privacy.events import ApproxDPEvent
 from dpbench.privacy.neighbouring import run_budget
+from dpbench.privacy.noise_key import noise_seed
 from dpbench.pwa.dataset import load_pwa_problem, problem_checksum
 from dpbench.pwa.mechanisms import Release
 from dpbench.pwa.problem import PWAProblem
@@ -74,7 +77,7 @@ def run_pwa(cfg: RunConfig) -> JobOutput:
     for block, first in enumerate(range(0, cfg.reps, RUNS_PER_BLOCK)):
         runs = min(RUNS_PER_BLOCK, cfg.reps - first)
         ledger = _ledger(cfg)
-        rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, block]))
+        rng = np.random.default_rng(noise_seed(cfg.seed, block))  # the instance is public; every draw here is noise
         start = time.perf_counter()
         release = algorithm.release(problem, epsilon=cfg.privacy.eps, runs=runs, rng=rng, ledger=ledger)
         wall = (time.perf_counter() - start) / runs

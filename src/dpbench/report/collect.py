@@ -93,14 +93,18 @@ class SweepSummary:
     provenance: dict[str, Any]
 
 
-def summarise(sweep_dir: Path, audit: pd.DataFrame | None = None, progress=None) -> SweepSummary:
-    """Gather ``sweep_dir`` (a sweep directory, or one job's) for the report."""
+def summarise(
+    sweep_dir: Path, audit: pd.DataFrame | None = None, progress=None, figures: bool = True, status_of: Path | None = None
+) -> SweepSummary:
+    """Gather ``sweep_dir`` (a sweep directory, or one job's) for the report; ``figures=False`` draws
+    none and ``status_of`` names the sweep whose jobs' status to show (the publishable view of a sweep
+    holds no measurement to draw, and its jobs' status is the original sweep's)."""
     from dpbench.status import sweep_status
 
     sweep_dir = Path(sweep_dir)
     results = load(sweep_dir)
     try:
-        report = sweep_status(sweep_dir)
+        report = sweep_status(Path(status_of) if status_of is not None else sweep_dir)
     except DpbenchError:  # one job's directory, not a sweep: its results are all there is
         report = None
     experiments = sorted({str(e) for e in results.get("experiment", pd.Series(dtype=object)).dropna().unique()})
@@ -114,7 +118,7 @@ def summarise(sweep_dir: Path, audit: pd.DataFrame | None = None, progress=None)
         unfinished=[(" ".join(j.overrides), j.status) for j in report.jobs if j.status in ("incomplete", "missing")] if report else [],
         stale=[(" ".join(j.overrides), j.note or "") for j in report.jobs if j.status == "stale"] if report else [],
         results=results,
-        figures=figures_for(sweep_dir, results, experiments, progress),
+        figures=figures_for(sweep_dir, results, experiments, progress) if figures else [],
         ledgers=method_ledgers(results, runs, audit),
         provenance=provenance(results, runs),
     )

@@ -181,8 +181,17 @@ def sweep_section(index: int, summary: SweepSummary) -> str:
     )
 
 
-def render(summaries: list[SweepSummary]) -> str:
-    """The whole page for ``summaries`` (one per sweep directory), index first."""
+PUBLISHABLE_NOTE = (
+    "Publishable view (dpbench-publish): only rows whose guarantee holds and only their public and release columns "
+    "— the ε spent, the ledgers, the released hyper-parameters and noisy scores. Test accuracies, objectives, "
+    "timings and counts that follow private randomness are measurements: they are not in this page, and neither "
+    "are the figures drawn from them."
+)
+
+
+def render(summaries: list[SweepSummary], publishable: bool = False) -> str:
+    """The whole page for ``summaries`` (one per sweep directory), index first; ``publishable`` says at
+    the top that the page shows the publishable view only (:data:`PUBLISHABLE_NOTE`)."""
     leaderboard = next((f for s in summaries for f in s.figures if f.name == "leaderboard"), None)
     index_rows = [
         [Raw(f'<a href="#sweep-{i}">{esc(", ".join(s.experiments) or s.path.name)}</a>'), str(s.path), len(s.results),
@@ -200,7 +209,8 @@ def render(summaries: list[SweepSummary]) -> str:
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>dpbench report</title><style>{STYLE}</style></head><body>"
-        f"<header><h1>dpbench report</h1><p>{len(summaries)} sweep(s) · written {written} by dpbench {esc(code_identity.current().identity)}</p></header>"
+        f"<header><h1>dpbench report</h1><p>{len(summaries)} sweep(s) · written {written} by dpbench {esc(code_identity.current().identity)}</p>"
+        + (f'<p class="publishable">{esc(PUBLISHABLE_NOTE)}</p>' if publishable else "") + "</header>"
         f"<nav>{nav}</nav><main>{index}{leaderboard_section(leaderboard)}"
         + "".join(sweep_section(i, s) for i, s in enumerate(summaries))
         + f"</main><script>{SCRIPT}</script></body></html>\n"

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbench.privacy.noise_key import KEY_FILE
 from dpbench.results import RESULTS_FILE, RUN_FILE
 
 #: Results columns that measure time and differ from run to run.
@@ -128,9 +129,17 @@ def rerun_job(job_dir: Path, work_dir: Path) -> str | None:
     if cfg.config_hash != meta.get("config_hash"):
         return f"the configuration in {RUN_FILE} hashes to {cfg.config_hash}, not its config_hash {meta.get('config_hash')}"
     out = work_dir / "job"
+    noise = meta.get("noise", {"key": "seed"})  # a job from before the key existed drew its noise from the seed
+    key_dir = None
+    if noise.get("key") == "secret":
+        key_dir = (job_dir / noise["key_file"]).parent
+        if not (key_dir / KEY_FILE).is_file():
+            return f"its secret noise key {key_dir / KEY_FILE} is missing: the job's noise cannot be replayed"
+    elif noise.get("key") == "seed" and cfg.privacy.noise_key != "seed":  # recorded before privacy.noise_key existed
+        cfg = dataclasses.replace(cfg, privacy=dataclasses.replace(cfg.privacy, noise_key="seed"))
     with _environment(DPBENCH_CACHE=str(work_dir / "cache")):
         try:
-            run_job(cfg, out, resolved_config=meta["config"])
+            run_job(cfg, out, resolved_config=meta["config"], key_dir=key_dir)
         except Exception as exc:  # noqa: BLE001 — the job failing now is the finding
             return f"the rerun failed: {type(exc).__name__}: {one_line(exc)}"
     return first_difference(pd.read_parquet(job_dir / RESULTS_FILE), pd.read_parquet(out / RESULTS_FILE))
