@@ -55,7 +55,7 @@ RESULTS: Mapping[str, tuple[str, str]] = {
     "scaling": (PUBLIC, "feature scaling: public (declared ranges), whole_file (outside the guarantee) or none"),
     "fidelity": (PUBLIC, "how faithfully the method follows what was published: correct (dpbench's, the default), paper (as printed) or authors_code (the authors' public code); algorithm.fidelity"),
     "guarantee_note": (PUBLIC, "why guarantee_valid is False, one reason per cause ('' when it is True)"),
-    "guarantee_valid": (PUBLIC, "False when something the guarantee does not cover prepared the data (whole_file scaling), chose the hyper-parameters (tuning=oracle) or ran the method (a fidelity mode that breaks its guarantee)"),
+    "guarantee_valid": (PUBLIC, "False when something the guarantee does not cover prepared the data (whole_file scaling, or declared ranges without a public source: ipums_br), chose the hyper-parameters (tuning=oracle) or ran the method (a fidelity mode that breaks its guarantee)"),
     "tuning": (PUBLIC, "how the hyper-parameters were chosen: fixed, private (repeat-and-select, paid) or oracle (test fold, not private)"),
     "dataset_checksum": (PUBLIC, "sha256 over the dataset's published source files and options"),
     "config_hash": (PUBLIC, _ID), "dpbench_version": (PUBLIC, _ID),

@@ -42,7 +42,7 @@ def test_adult_onehot(shared_data):
     ]
     for X in (ds.X, ds.X_test):
         _check_blocks(X, columns, categorical)
-    # numerics are scaled with adult.data's min/max: age 17..90 in training
+    # numerics are clipped to their declared ranges: age 17..90 (adult.names' AAGE > 16, the CPS top-code)
     age = columns.index("age")
     assert ds.X[:, age].min() == 0.0 and ds.X[:, age].max() == 1.0
     json.dumps(ds.info)

@@ -98,7 +98,8 @@ def run_bo(cfg: RunConfig) -> JobOutput:
             "hyperparameters": scores.hyperparameters, "n_pool": scores.n_pool,
             "n_test": int(scores.correct.shape[1] - scores.n_pool), "score_matrix_key": scores.key,
             "train_seconds": scores.train_seconds, "setup_seconds": setup_seconds}
-    fixed = (identity_columns(cfg), provenance_columns(cfg, dataset.checksum, dataset.info["scaling"]))
+    provenance = provenance_columns(cfg, dataset.checksum, dataset.info["scaling"], dataset.info["guarantee_breaches"])
+    fixed = (identity_columns(cfg), provenance)
     if isinstance(algorithm, KusnerMTGPLikelihood):
         return JobOutput(_likelihood(cfg, algorithm, scores, fixed), empty_trace(cfg), info, [])
     results, trace, ledgers = _tuning(cfg, algorithm, scores, fixed)

@@ -8,8 +8,9 @@ dimensions are the LIBSVM a9a encoding of Adult and DP-AGD's preprocessed ``.dat
 Only Adult has its own test split; chen_lee use 10-fold cross-validation on the others.
 
 Numeric attributes are scaled by ranges declared below (``data.scaling=public``, the default; see
-:mod:`dpbench.data.scaling`), or by the whole file's min–max as the authors did
-(``data.scaling=whole_file``, not covered by any privacy guarantee).
+:mod:`dpbench.data.scaling`), each naming its source, or by the whole file's min–max as the authors
+did (``data.scaling=whole_file``, not covered by any privacy guarantee). IPUMS-BR's ranges have no
+public source, so its rows are outside the guarantee under either scaling.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dpbench.data.files import RemoteFile, fetch
 from dpbench.data.libsvm import read_libsvm
 from dpbench.data.options import choice, data_options
 from dpbench.data.preprocess import add_bias, minmax_scale, to_pm1
-from dpbench.data.scaling import column_ranges, scale_to_ranges
+from dpbench.data.scaling import DeclaredRange, column_ranges, scale_to_ranges
 from dpbench.data.tabular import onehot_encode, read_dat
 from dpbench.errors import DataError
 
@@ -89,51 +90,62 @@ _BANK_CATEGORIES = {
     "poutcome": ["unknown", "other", "failure", "success"],
 }
 
-# Declared ranges (data.scaling=public). Adult (adult.names): the extract keeps AAGE > 16 and HRSWK > 0;
-# the CPS top-codes age at 90, hours at 99 and capital gains at 99,999; education-num numbers the 16
-# education levels adult.names lists. fnlwgt and capital-loss have no documented bound: round bounds.
+# Declared ranges (data.scaling=public), each naming its source (dpbench.data.scaling.DeclaredRange).
+# Adult is an extract of the March 1994 CPS (adult.names), whose public files top-code some amounts.
+_CPS_AMOUNT = "a CPS tax-model amount in dollars, a five-digit field"
 _ADULT_RANGES = {
-    "age": (17.0, 90.0),
-    "fnlwgt": (0.0, 1_500_000.0),
-    "education-num": (1.0, 16.0),
-    "capital-gain": (0.0, 99_999.0),
-    "capital-loss": (0.0, 5_000.0),
-    "hours-per-week": (1.0, 99.0),
+    "age": DeclaredRange(17.0, 90.0, "adult.names: the extract keeps AAGE > 16; the CPS top-codes age at 90 "
+                         "(IPUMS-CPS, unharmonised age: 'top coded at 90 for July 1985-December 2002')"),
+    "fnlwgt": DeclaredRange(0.0, 300_000_000.0, "units: a CPS weight counts the people a record stands for, controlled "
+                            "to the US civilian noninstitutional population (adult.names); the US population was "
+                            "261.7 million at the end of 1994 (Census Bureau estimate), rounded up to 300 million"),
+    "education-num": DeclaredRange(1.0, 16.0, "adult.names: numbers the 16 education levels it lists"),
+    "capital-gain": DeclaredRange(0.0, 99_999.0, f"{_CPS_AMOUNT} whose top value 99,999 is the top-code (IPUMS-CPS "
+                                  "CAPGAIN: a 5-digit variable with a top code); a gain is at least 0"),
+    "capital-loss": DeclaredRange(0.0, 99_999.0, f"{_CPS_AMOUNT}, at most 99,999 (IPUMS-CPS CAPLOSS: a 5-digit "
+                                  "variable; no lower top-code for losses is documented); a loss is at least 0"),
+    "hours-per-week": DeclaredRange(1.0, 99.0, "adult.names: the extract keeps HRSWK > 0; the CPS top-codes hours "
+                                    "worked last week at 99 (IPUMS-CPS UH_HOURS_A4, ASEC from 1994: '99 = 99+')"),
 }
-# Bank (bank-names.txt gives units, no ranges): day of month 1–31 and pdays = -1 for "not contacted"
-# are the encoding's; the rest are round bounds from the units: adult clients up to 100 years, a yearly
-# average balance of -10,000 to 100,000 euros, calls up to an hour (3,600 s), up to 50 contacts in this
-# or earlier campaigns, the previous contact up to 1,000 days ago. Values beyond are clipped.
+# Bank: bank-names.txt gives each attribute's meaning and unit but no ranges except where the meaning
+# fixes one; elsewhere a domain limit or a round bound in the documented unit, each said as such.
+# Values beyond are clipped.
+_BANK_ROUND = "a round bound chosen in code (none is documented); values beyond it are clipped"
 _BANK_RANGES = {
-    "age": (18.0, 100.0),
-    "balance": (-10_000.0, 100_000.0),
-    "day": (1.0, 31.0),
-    "duration": (0.0, 3_600.0),
-    "campaign": (0.0, 50.0),
-    "pdays": (-1.0, 1_000.0),
-    "previous": (0.0, 50.0),
+    "age": DeclaredRange(0.0, 120.0, "domain limit: an age in years is 0–120 (bank-names.txt gives no range)"),
+    "balance": DeclaredRange(-10_000.0, 100_000.0, f"bank-names.txt: average yearly balance in euros, signed; {_BANK_ROUND}"),
+    "day": DeclaredRange(1.0, 31.0, "bank-names.txt: last contact day of the month, 1–31"),
+    "duration": DeclaredRange(0.0, 3_600.0, f"bank-names.txt: call duration in seconds, at least 0; one hour is {_BANK_ROUND}"),
+    "campaign": DeclaredRange(0.0, 50.0, f"bank-names.txt: a count of contacts, at least 0; 50 is {_BANK_ROUND}"),
+    "pdays": DeclaredRange(-1.0, 1_000.0, "bank-names.txt: -1 means not previously contacted, else days since the "
+                           f"last contact; 1,000 days is {_BANK_ROUND}"),
+    "previous": DeclaredRange(0.0, 50.0, f"bank-names.txt: a count of contacts, at least 0; 50 is {_BANK_ROUND}"),
 }
 # DP-AGD's BANK.dat holds the same attributes, 0/1 indicators elsewhere (rows align with bank-full.csv):
-# 0 age, 18 balance, 23 a (month, day) code = a month offset + day (31 for 1 January … 391 for
-# 31 December), 24 duration, 25 campaign, 27 pdays (0 when not contacted; 26 is that indicator),
-# 28 previous.
+# 0 age, 18 balance, 23 a (month, day) code, 24 duration, 25 campaign, 27 pdays (0 when not contacted;
+# 26 is that indicator), 28 previous.
 _BANK_DAT_RANGES = {
     0: _BANK_RANGES["age"],
     18: _BANK_RANGES["balance"],
-    23: (31.0, 391.0),
+    23: DeclaredRange(31.0, 391.0, "bank-names.txt's day 1–31 and month jan–dec, which BANK.dat codes as "
+                      "30·month + day (it matches bank-full.csv row by row): 1 January = 31 ... 31 December = 391"),
     24: _BANK_RANGES["duration"],
     25: _BANK_RANGES["campaign"],
-    27: (0.0, 1_000.0),
+    27: DeclaredRange(0.0, 1_000.0, f"bank-names.txt's pdays, with 'not contacted' (-1) coded 0 in BANK.dat; "
+                      f"1,000 days is {_BANK_ROUND}"),
     28: _BANK_RANGES["previous"],
 }
-# IPUMS-BR (DP-AGD's encoding, undocumented): 0/1 indicators except these integer-coded columns, whose
-# ranges are their code sets as the authors' file encodes them (read once by dpbench's developers and
-# fixed here, not re-derived from a run's data): e.g. 9 is one of Brazil's 27 federative units, 12 an
-# age of 10–100.
+# IPUMS-BR (DP-AGD's encoding, undocumented): 0/1 indicators except these integer-coded columns. No public
+# document gives their ranges: these are the file's own minima and maxima, read off IPUMS-BR.dat, so the
+# dataset's rows are outside the privacy guarantee (IPUMS_BR_UNSOURCED) until a public source is found.
+_IPUMS_BR_SOURCE = "none public: the column's minimum and maximum in IPUMS-BR.dat, read off the file (the encoding is undocumented)"
+IPUMS_BR_UNSOURCED = "ipums_br: feature ranges not from a public source (read off the file)"
 _IPUMS_BR_RANGES = {
-    5: (1.0, 2.0), 6: (0.0, 6.0), 7: (1.0, 2.0), 8: (1.0, 30.0), 9: (1.0, 27.0), 10: (0.0, 9.0),
-    11: (0.0, 4.0), 12: (10.0, 100.0), 13: (1.0, 2.0), 18: (1.0, 2.0), 49: (1.0, 140.0), 50: (1.0, 2.0),
-    51: (0.0, 88.0),
+    column: DeclaredRange(low, high, _IPUMS_BR_SOURCE)
+    for column, (low, high) in {
+        5: (1.0, 2.0), 6: (0.0, 6.0), 7: (1.0, 2.0), 8: (1.0, 30.0), 9: (1.0, 27.0), 10: (0.0, 9.0), 11: (0.0, 4.0),
+        12: (10.0, 100.0), 13: (1.0, 2.0), 18: (1.0, 2.0), 49: (1.0, 140.0), 50: (1.0, 2.0), 51: (0.0, 88.0),
+    }.items()
 }
 
 
@@ -216,9 +228,15 @@ def load_bank(options: dict, data_dir: Path, allow_download: bool, scaling: str)
 
 
 def load_ipums_br(options: dict, data_dir: Path, allow_download: bool, scaling: str) -> Dataset:
-    """IPUMS-BR (Brazil census extract as encoded by DP-AGD): 38,000 x 52 + bias = 53, no test split."""
+    """IPUMS-BR (Brazil census extract as encoded by DP-AGD): 38,000 x 52 + bias = 53, no test split.
+
+    Its declared ranges have no public source (the encoding is undocumented; they are the file's own
+    extremes), so under ``data.scaling=public`` ``info["guarantee_breaches"]`` holds
+    :data:`IPUMS_BR_UNSOURCED` and every row is ``guarantee_valid = false``, as under ``whole_file``.
+    """
     return _load_dpagd(
-        "ipums_br", sources.IPUMS_BR_DAT, 53, _IPUMS_BR_RANGES, options, IPUMS_OPTIONS, data_dir, allow_download, scaling
+        "ipums_br", sources.IPUMS_BR_DAT, 53, _IPUMS_BR_RANGES, options, IPUMS_OPTIONS, data_dir, allow_download, scaling,
+        unsourced=IPUMS_BR_UNSOURCED,
     )
 
 
@@ -238,18 +256,21 @@ def load_ipums_us(options: dict, data_dir: Path, allow_download: bool, scaling: 
 
 
 def _load_dpagd(
-    name: str, spec: RemoteFile, n_columns: int, ranges: dict[int, tuple[float, float]], options: dict, schema: dict,
-    data_dir: Path, allow_download: bool, scaling: str,
+    name: str, spec: RemoteFile, n_columns: int, ranges: dict[int, DeclaredRange], options: dict, schema: dict,
+    data_dir: Path, allow_download: bool, scaling: str, unsourced: str | None = None,
 ) -> Dataset:
     """DP-AGD's ``.dat`` matrices plus a bias column: features clipped to the declared ``ranges`` (0/1
     for columns not listed) and scaled to [0, 1], or — ``whole_file`` — DP-AGD's own recipe
-    ``load_dat(path, minmax=(0, 1), bias_term=True)``, min–max over every row of the file."""
+    ``load_dat(path, minmax=(0, 1), bias_term=True)``, min–max over every row of the file.
+    ``unsourced``: why the declared ranges are outside the guarantee (recorded in
+    ``info["guarantee_breaches"]`` when they are used), ``None`` when every range has a public source."""
     source = fetch(spec, data_dir, allow_download)
     features, labels = read_dat(source.path, n_columns)
     if scaling == "whole_file":
-        scaled, how = minmax_scale(features), "min-max scaled over the whole file (non-private)"
+        scaled, how, breaches = minmax_scale(features), "min-max scaled over the whole file (non-private)", []
     else:
         scaled, how = scale_to_ranges(features, column_ranges(n_columns - 1, ranges)), "clipped to declared ranges, scaled to [0, 1]"
+        breaches = [unsourced] if unsourced else []
     return from_files(
         name,
         add_bias(scaled),
@@ -263,6 +284,7 @@ def _load_dpagd(
         feature_bound=1.0,
         scaling=scaling,
         notes=[f"DP-AGD {spec.name}: {n_columns - 1} features {how} + bias; label 1 -> +1"],
+        guarantee_breaches=breaches,
     )
 
 

@@ -19,7 +19,7 @@ from dpbench.data.dataset import Dataset, from_files, index_sha256
 from dpbench.data.files import fetch
 from dpbench.data.options import data_options, integer
 from dpbench.data.preprocess import add_bias, minmax_scale, to_pm1
-from dpbench.data.scaling import column_ranges, scale_to_ranges
+from dpbench.data.scaling import DeclaredRange, column_ranges, scale_to_ranges
 from dpbench.errors import DataError
 
 N_ROWS = 581_012
@@ -32,14 +32,24 @@ COVTYPE_OPTIONS = {
 }
 
 
-# Declared ranges of the 10 quantitative attributes (covtype.info gives units): elevation in metres
-# (the study area, Roosevelt National Forest in northern Colorado, lies within 1,800–4,000 m), aspect
-# 0–360 degrees of azimuth, slope 0–90 degrees, distances in metres within the study area (horizontal
-# up to 8 km, vertical −1 km to +1 km), hill-shade indices 0–255 (covtype.info). The other 44 columns
-# are 0/1 indicators (4 wilderness areas, 40 soil types).
+# Declared ranges of the 10 quantitative attributes, each naming its source (covtype.info gives their
+# units, and the hill-shade's 0–255 index). The other 44 columns are 0/1 indicators (4 wilderness
+# areas, 40 soil types).
+_ROUND_METRES = "in metres, no range given; a round bound chosen in code, farther values are clipped"
+_HILLSHADE = "covtype.info: hill-shade index at {} on the summer solstice, 0 to 255"
 _RANGES = {
-    0: (1_800.0, 4_000.0), 1: (0.0, 360.0), 2: (0.0, 90.0), 3: (0.0, 8_000.0), 4: (-1_000.0, 1_000.0),
-    5: (0.0, 8_000.0), 6: (0.0, 255.0), 7: (0.0, 255.0), 8: (0.0, 255.0), 9: (0.0, 8_000.0),
+    0: DeclaredRange(1_000.0, 4_500.0, "covtype.info: elevation in metres, in the Roosevelt National Forest of "
+                     "northern Colorado; Colorado lies between about 1,010 m (its border with Kansas) and 4,400 m "
+                     "(Mount Elbert) (USGS, Elevations and Distances in the United States), rounded outward"),
+    1: DeclaredRange(0.0, 360.0, "covtype.info: aspect in degrees azimuth, 0–360"),
+    2: DeclaredRange(0.0, 90.0, "covtype.info: slope in degrees; a slope lies in 0–90"),
+    3: DeclaredRange(0.0, 8_000.0, f"covtype.info: horizontal distance to surface water {_ROUND_METRES}"),
+    4: DeclaredRange(-1_000.0, 1_000.0, f"covtype.info: vertical distance to surface water, signed, {_ROUND_METRES}"),
+    5: DeclaredRange(0.0, 8_000.0, f"covtype.info: horizontal distance to a roadway {_ROUND_METRES}"),
+    6: DeclaredRange(0.0, 255.0, _HILLSHADE.format("9am")),
+    7: DeclaredRange(0.0, 255.0, _HILLSHADE.format("noon")),
+    8: DeclaredRange(0.0, 255.0, _HILLSHADE.format("3pm")),
+    9: DeclaredRange(0.0, 8_000.0, f"covtype.info: horizontal distance to a wildfire ignition point {_ROUND_METRES}"),
 }
 
 

@@ -102,15 +102,19 @@ def make_info(
     options: Mapping[str, Any],
     notes: Sequence[str],
     scaling: str = "none",
+    guarantee_breaches: Sequence[str] = (),
     **extra: Any,
 ) -> dict:
     """The JSON-serialisable ``Dataset.info`` record shared by all loaders; ``scaling`` says how numeric
-    attributes were scaled (``public``, ``whole_file`` or ``none``, :mod:`dpbench.data.scaling`)."""
+    attributes were scaled (``public``, ``whole_file`` or ``none``, :mod:`dpbench.data.scaling`);
+    ``guarantee_breaches`` why the data's preparation is outside the privacy guarantee beyond its
+    scaling, one reason each (e.g. declared ranges without a public source), empty when it is not."""
     import scipy.sparse as sp
 
     return {
         "encoding": encoding,
         "scaling": scaling,
+        "guarantee_breaches": list(guarantee_breaches),
         "n": int(X.shape[0]),
         "dim": int(X.shape[1]),
         "n_test": None if X_test is None else int(X_test.shape[0]),

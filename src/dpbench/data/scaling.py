@@ -9,16 +9,20 @@ default (``data.scaling=public``) uses ranges fixed in advance instead, so remov
 record changes no other record's features; the authors' whole-file min–max stays available as
 ``data.scaling=whole_file``, recorded in every row as not covered by the privacy guarantee.
 
-Where the ranges come from is said next to each table (:mod:`dpbench.data.census`,
-:mod:`dpbench.data.covtype`): the dataset's documentation or encoding where it states them (0/1
-indicators, day of month 1–31, hill-shade 0–255, census top codes), otherwise a round bound chosen
-from the attribute's meaning and units. A value outside its range is clipped, which changes that
-record only. Ranges are public constants of the benchmark, never re-derived from a run's data.
+Every declared range is a :class:`DeclaredRange` that names its source (:mod:`dpbench.data.census`,
+:mod:`dpbench.data.covtype`): the dataset's documentation or encoding where it states a limit (0/1
+indicators, day of month 1–31, hill-shade 0–255, census top codes and extraction rules), otherwise a
+domain limit (an age of at most 120 years, the US population for a census weight) or a round bound in
+the attribute's unit, said as such. A value outside its range is clipped, which changes that record
+only. Ranges are public constants of the benchmark, never re-derived from a run's data. IPUMS-BR's are
+the exception: no public source gives them (they were read off the file), so its rows are outside the
+guarantee under every scaling (``Dataset.info["guarantee_breaches"]``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,6 +31,28 @@ SCALINGS = ("public", "whole_file")
 
 BINARY = (0.0, 1.0)
 """The range of a 0/1 indicator (one-hot column): scaling leaves it unchanged."""
+
+
+@dataclass(frozen=True)
+class DeclaredRange:
+    """The range [``low``, ``high``] a numeric attribute is clipped to under ``data.scaling=public``,
+    and ``source``: the public document, encoding or domain limit it comes from, or, for a range no
+    public source gives (IPUMS-BR's), how it was obtained."""
+
+    low: float
+    high: float
+    source: str
+
+    def __post_init__(self) -> None:
+        if not self.low < self.high:
+            raise ValueError(f"a declared range needs low < high, got ({self.low}, {self.high})")
+        if not self.source.strip():
+            raise ValueError(f"the declared range ({self.low}, {self.high}) names no source")
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """(low, high), as :func:`scale_to_ranges` takes them."""
+        return (self.low, self.high)
 
 
 def scale_to_ranges(X: np.ndarray, ranges: Sequence[tuple[float, float]]) -> np.ndarray:
@@ -43,10 +69,10 @@ def scale_to_ranges(X: np.ndarray, ranges: Sequence[tuple[float, float]]) -> np.
     return (np.clip(X, lo, hi) - lo) / (hi - lo)
 
 
-def column_ranges(n_columns: int, numeric: Mapping[int, tuple[float, float]]) -> list[tuple[float, float]]:
-    """Ranges for ``n_columns`` columns: ``numeric[j]`` for the listed columns, :data:`BINARY` for the rest."""
+def column_ranges(n_columns: int, numeric: Mapping[int, DeclaredRange]) -> list[tuple[float, float]]:
+    """Ranges for ``n_columns`` columns: ``numeric[j]``'s bounds for the listed columns, :data:`BINARY` for the rest."""
     unknown = sorted(set(numeric) - set(range(n_columns)))
     if unknown:
         raise ValueError(f"numeric ranges given for columns {unknown}, beyond the {n_columns} columns")
-    return [numeric.get(j, BINARY) for j in range(n_columns)]
+    return [numeric[j].bounds if j in numeric else BINARY for j in range(n_columns)]
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from dpbench.data.preprocess import minmax_scale
-from dpbench.data.scaling import scale_to_ranges
+from dpbench.data.scaling import DeclaredRange, scale_to_ranges
 from dpbench.errors import DataError
 
 
@@ -35,7 +35,7 @@ def onehot_encode(
     frames: Sequence[pd.DataFrame],
     categorical: Mapping[str, Sequence[str]],
     numeric: Sequence[str],
-    ranges: Mapping[str, tuple[float, float]] | None = None,
+    ranges: Mapping[str, DeclaredRange] | None = None,
 ) -> tuple[list[np.ndarray], list[str]]:
     """Encode ``frames`` (train first, then e.g. test) alike: numerics scaled to [0, 1], categoricals one-hot.
 
@@ -55,7 +55,7 @@ def onehot_encode(
     if ranges is None:
         scaled = minmax_scale(numbers, reference=numbers[: sizes[0]])
     else:
-        scaled = scale_to_ranges(numbers, [ranges[c] for c in numeric])
+        scaled = scale_to_ranges(numbers, [ranges[c].bounds for c in numeric])
     parts, names = [scaled], list(numeric)
     for column, declared in categorical.items():
         values = both[column].fillna("?").astype(str)

@@ -6,6 +6,7 @@ of job (:mod:`dpbench.jobs`); docs/schema.md describes each column.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dpbench import __version__, code_identity
@@ -79,13 +80,16 @@ def identity_columns(cfg: RunConfig) -> dict[str, Any]:
     }
 
 
-def provenance_columns(cfg: RunConfig, dataset_checksum: str, scaling: str = "none") -> dict[str, Any]:
+def provenance_columns(
+    cfg: RunConfig, dataset_checksum: str, scaling: str = "none", data_breaches: Sequence[str] = ()
+) -> dict[str, Any]:
     """The results columns that say where a row comes from: preset, hyper-parameters (as JSON in
     ``params`` and one ``p_<name>`` column each), data (and how its features were scaled), config,
     version and the code that computed it (:mod:`dpbench.code_identity`). ``guarantee_valid`` is
     False, and ``guarantee_note`` says why, when something the privacy guarantee does not cover
-    prepared the data, chose the hyper-parameters or ran the method (:func:`guarantee_breaches`)."""
-    breaches = guarantee_breaches(cfg, scaling)
+    prepared the data, chose the hyper-parameters or ran the method (:func:`guarantee_breaches`);
+    ``data_breaches`` are the loader's reasons (``Dataset.info["guarantee_breaches"]``)."""
+    breaches = guarantee_breaches(cfg, scaling, data_breaches)
     return {
         "experiment": cfg.experiment,
         "variant": cfg.variant,
@@ -102,16 +106,19 @@ def provenance_columns(cfg: RunConfig, dataset_checksum: str, scaling: str = "no
     }
 
 
-def guarantee_breaches(cfg: RunConfig, scaling: str) -> list[str]:
+def guarantee_breaches(cfg: RunConfig, scaling: str, data_breaches: Sequence[str] = ()) -> list[str]:
     """Why a row's (ε, δ) is not a guarantee, one reason each: the features were scaled with the
-    whole file (``data.scaling=whole_file``), the hyper-parameters were chosen on the test fold
-    (``tuning=oracle``), or the method ran in a fidelity mode that breaks its guarantee or trains on
-    the test fold (:class:`~dpbench.algorithms.base.FidelityMode`). Empty when it is one."""
+    whole file (``data.scaling=whole_file``), the loader prepared the data in a way the guarantee
+    does not cover (``data_breaches``, e.g. declared ranges without a public source), the
+    hyper-parameters were chosen on the test fold (``tuning=oracle``), or the method ran in a fidelity
+    mode that breaks its guarantee or trains on the test fold
+    (:class:`~dpbench.algorithms.base.FidelityMode`). Empty when it is one."""
     from dpbench.algorithms.registry import make_algorithm
 
     reasons = []
     if scaling == "whole_file":
         reasons.append("data.scaling=whole_file: min–max ranges fitted on every row, test fold included")
+    reasons.extend(data_breaches)
     if cfg.tuning.mode == "oracle":
         reasons.append("tuning=oracle: hyper-parameters chosen on the test fold")
     mode = make_algorithm(cfg.algorithm, cfg.algorithm_params).fidelity_mode

@@ -135,7 +135,7 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
         "n_train": fitted.problem.n,
         "n_test": int(split.y_test.shape[0]),
         "dim": problem.dim,
-        **provenance_columns(cfg, dataset.checksum, dataset.info["scaling"]),
+        **provenance_columns(cfg, dataset.checksum, dataset.info["scaling"], dataset.info["guarantee_breaches"]),
         **fitted.columns,
     }
     trace = pd.DataFrame(tracer.rows) if tracer.rows else pd.DataFrame(columns=TRACE_COLUMNS[2:], dtype=float)
