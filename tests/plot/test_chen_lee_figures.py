@@ -112,6 +112,25 @@ def test_comparison_table_checks_the_papers_claims_from_the_numbers():
     assert "outpert_rsgd is first at 2 of 3 ε: holds in part" in table
 
 
+def test_the_claims_rank_a_method_only_against_its_own_neighbouring_relation():
+    """Under privacy.neighbouring=native OutPert-RSGD and ObjPert hold their ε for replace-one
+    neighbours, the others for add/remove: ranked together, OutPert-RSGD (0.90) was first among all
+    six; among the replace-one methods (itself, ObjPert) it still is, and the claim says whom it ranks
+    among. ObjPert is ranked among the replace-one methods, DP-SGD among the add/remove ones."""
+    from dpbench.plot.chen_lee import comparison_table
+
+    acc = {("bank", eps, name): value for eps in (0.05, 0.1) for name, value in (
+        ("dp_blsgd", 0.80), ("dp_blgd", 0.85), ("dp_agd", 0.82), ("outpert_rsgd", 0.90), ("objpert", 0.70),
+        ("dp_sgd", 0.88), ("majority", 0.75))}
+    runs = _runs(acc)
+    relation = {"outpert_rsgd": "replace_one", "objpert": "replace_one", "majority": "none"}
+    table = comparison_table(runs.assign(neighbouring=[relation.get(a, "add_remove") for a in runs["algorithm"]]))
+    assert '"outpert_rsgd wins on bank"** (rank among the private replace_one methods, 1 = best)' in table
+    assert "outpert_rsgd is first at 2 of 2 ε: holds" in table
+    assert '"objpert are weak at small ε"** (at the two smallest ε of each dataset: rank among the private replace_one' in table
+    assert "objpert #2/2, 0.700 (weak)" in table and "dp_sgd #1/4, 0.880 (not weak)" in table
+
+
 def test_an_algorithm_keeps_its_colour_in_a_panel_where_another_is_missing():
     """A method absent from one dataset's panel (a partial sweep) must not shift the other methods'
     colours away from the legend's: every line of one algorithm has one colour across the figure."""

@@ -69,8 +69,9 @@ class Tracer:
         self._requested = every
         self._max_points = max_points
         self.every = max(every, 1)
-        # rows of the algorithm's work between records (automatic cadence with a share only)
-        self._spacing = problem.n / max_share if every == 0 and max_share is not None else None
+        # rows of the algorithm's work between records (automatic cadence with a share only), from the public
+        # n̄: which iterations the trace records is published with it, so it must not follow the data's size
+        self._spacing = problem.n_public / max_share if every == 0 and max_share is not None else None
         self._planned_rows = False  # the spacing is in ``every`` (plan was told the rows per iteration)
         self._work_at_last = 0
         self.rows: list[dict[str, Any]] = []

@@ -211,7 +211,7 @@ def claim_lines(df: pd.DataFrame, mode: str) -> list[str]:
     ranks = ranks.groupby(level=CELL).rank(ascending=False, method="min")
     lines = [f"### The papers' claims on equal footing (tuning={mode})", ""]
     lines += claim_beats(means, ("dp_blsgd", "dp_blgd"), "dp_agd")
-    lines += claim_weak_at_small_eps(ranks, means, ("objpert", "dp_sgd"))
+    lines += claim_weak_at_small_eps(ranks, "the private methods", means, ("objpert", "dp_sgd"))
     lines += claim_beats(means, ("dp_hb", "dp_nag", "dp_nag_opt"), "dp_gd")
     lines += _kuru_opt_lines(means)
     return lines
