@@ -89,9 +89,10 @@ def test_published_run_json_holds_no_count_of_the_data_and_no_key(sweeps):
 
 def test_k_follows_the_secret_key_not_the_seed(sweeps):
     """Private tuning's trial count K was drawn from SeedSequence([seed, fold, rep, 17]): replaying the
-    published seed gave every row's K, and with K published the true ε at the defaults is 0.79, not
-    0.30 (claim 1.0; at validation_fraction = score_share = 0.05 it is 1.17 > 1.0). Now K (a
-    measurement, never published) is drawn from the secret key's stream: the seed's replay misses it."""
+    published seed gave every row's K; with K published the exact ε of a worst-case trial model is 0.99
+    at the defaults (0.46 hidden; claim 1.0) and 2.06 at ε = 1.6, E[K] = 10 (0.71 hidden; claim 1.6),
+    tests/privacy/test_published_counts.py. Now K (a measurement, never published) is drawn from the
+    secret key's stream: the seed's replay misses it."""
     secret, _, _ = sweeps
     rows = _results(secret)
     tuned = rows[(rows["tuning"] == "private") & rows["private"]]

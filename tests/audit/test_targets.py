@@ -22,7 +22,7 @@ FLOORS = {
     "laplace": 0.9, "gaussian": 0.4, "pwa_vector_laplace": 0.7, "pwa_laplace_data": 0.7, "exponential": 0.75,
     "pwa_exponential_mcmc": 0.25, "pwa_subgradient_printed": 0.75, "pwa_subgradient_active": 0.75,
     "above_threshold_laplace": 0.7, "above_threshold_gaussian": 0.3, "report_noisy_max": 0.85,
-    "report_noisy_max_dp_agd": 0.85, "dp_sgd_step": 0.5, "dp_blsgd_noisy_btls_laplace": 0.4,
+    "report_noisy_max_dp_agd": 0.85, "dp_sgd_step": 0.45, "dp_blsgd_noisy_btls_laplace": 0.4,
     "dp_blsgd_noisy_btls_gaussian": 0.12, "dp_blsgd_poisson_btls_laplace": 0.22, "dp_blsgd_poisson_btls_gaussian": 0.18,
     "dp_nag_step": 0.6, "dda_release": 0.05, "dda_rdp_release": 0.2, "output_perturbation_gd": 0.35, "outpert_rsgd": 0.12,
     "objective_perturbation": 0.08, "privgene": 0.16, "bo_v_tilde": 0.85, "bo_lambda_tilde": 0.75, "bo_f_tilde": 0.87,

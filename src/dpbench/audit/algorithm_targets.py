@@ -60,31 +60,82 @@ __all__ = [
 
 
 # ------------------------------------------------------------------------------------------ DP-SGD
-def dp_sgd_step_target(*, noise_multiplier: float = 1.5, sampling_rate: float = 0.25, clip: float = 4.0) -> Target:
-    """One DP-SGD step (Abadi et al. 2016; dp_sgd.py): Σ_B clip(∇ℓ_i, C) + N(0, σ²C²I) on a Poisson batch
-    of rate q. D′ = D ∪ {z}: the records of D have x = 0 (zero gradients) and z has ‖∇ℓ_z‖ ≫ C, so the
-    clipped sum is exactly C·e·[z ∈ B] — the worst case of the subsampled-Gaussian RDP bound
-    (Mironov, Talwar & Zhang 2019: N(0, σ²) vs (1 − q)N(0, σ²) + qN(1, σ²) per unit C). z ∈ B is
-    Bernoulli(q), the marginal of ``poisson_subsample``; the sum goes through ``gaussian_mechanism``
-    with sampling_rate = q, as DPSGD.fit calls it. The output is 3-D; the auditor projects it onto the
-    difference of the calibration means (≈ z's clipped gradient direction) to make it scalar.
-    Claimed ε: the RDP ledger's ε at δ = 10⁻⁵ for one PoissonSampledEvent(q, GaussianEvent(σ))."""
-    X = np.zeros((20, 3))
+def _dp_sgd_pair(others: int, clip: float):
+    """D′ for the DP-SGD step: z = (x = (30, −20, 10), y = 1) as row 0, then ``others`` rows at x = 0
+    (zero gradient); D is D′ without z. Returns D′'s problem and z's clipped gradient g_z (‖g_z‖ = C)."""
+    X = np.zeros((others + 1, 3))
     X[0] = (30.0, -20.0, 10.0)
-    problem = make_problem(X, np.ones(20), loss="logistic", reg=0.0)
+    problem = make_problem(X, np.ones(others + 1), loss="logistic", reg=0.0)
     g_z = problem.clipped_gradient_sum(np.zeros(3), np.array([0]), clip)
-    assert math.isclose(float(np.linalg.norm(g_z)), clip), "z's gradient must be clipped to exactly C"
+    if not math.isclose(float(np.linalg.norm(g_z)), clip):
+        raise AssertionError(f"z's gradient must be clipped to exactly C = {clip}, got norm {np.linalg.norm(g_z)}")
+    return problem, g_z
+
+
+def _probe_batch_sums(problem, g_z: np.ndarray, sampling_rate: float, clip: float, batches: int = 64) -> None:
+    """Raise unless ``clipped_gradient_sum`` at w₀ = 0 on batches ``poisson_subsample`` draws from D′'s rows
+    is [z ∈ B]·g_z exactly: the sampler's release needs only z's membership."""
+    rng = np.random.default_rng(0)
+    for _ in range(batches):
+        batch = poisson_subsample(problem.n, sampling_rate, rng)
+        total = problem.clipped_gradient_sum(np.zeros(3), batch, clip)
+        if not np.array_equal(total, g_z if 0 in batch else np.zeros(3)):
+            raise AssertionError(f"batch {batch}: clipped sum {total}, expected [z ∈ B]·{g_z}")
+
+
+def _poisson_batches(runs: int, rows: int, sampling_rate: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(row 0 is in the batch, |B|) for ``runs`` independent Poisson batches of ``rows`` records, from ONE
+    ``poisson_subsample`` over runs·rows records: either way every record is kept by an independent
+    Bernoulli(q) coin, so the kept positions in [r·rows, (r + 1)·rows) are run r's batch, in law exactly."""
+    kept = poisson_subsample(runs * rows, sampling_rate, rng)
+    run = kept // rows
+    first = np.zeros(runs, dtype=bool)
+    first[run[kept % rows == 0]] = True
+    return first, np.bincount(run, minlength=runs)
+
+
+def _batch_size_statistic(g_z: np.ndarray, noise_multiplier: float, others: int):
+    """T(s, k) = y/σ² + ln k − ln(n + 1 − k), y = ⟨s, g_z⟩/C² (z's unit of the noisy sum s), k = |B|, n = |D|: an
+    increasing function of the likelihood ratio of (s, |B|) on D′ and D, (1 − q)(1 + k/(n + 1 − k)·e^{(2y − 1)/(2σ²)})
+    (given |B| = k on D′, z is in the batch with probability k/(n + 1)); ±∞ at k = n + 1 (only on D′) and k = 0."""
+    unit = g_z / float(g_z @ g_z)
+
+    def statistic(outputs: np.ndarray) -> np.ndarray:
+        k = outputs[:, -1]
+        with np.errstate(divide="ignore"):
+            return outputs[:, :-1] @ unit / noise_multiplier**2 + np.log(k) - np.log(others + 1 - k)
+
+    return statistic
+
+
+def dp_sgd_step_target(*, noise_multiplier: float = 1.5, sampling_rate: float = 0.25, clip: float = 4.0, others: int = 19,
+                       publish_batch_size: bool = False, name: str = "dp_sgd_step") -> Target:
+    """One DP-SGD step (Abadi et al. 2016; dp_sgd.py): Σ_B clip(∇ℓ_i, C) + N(0, σ²C²I) on a Poisson batch
+    of rate q. D′ = D ∪ {z}: the ``others`` records of D have x = 0 (zero gradients) and z has ‖∇ℓ_z‖ ≫ C, so
+    the clipped sum is exactly [z ∈ B]·g_z, ‖g_z‖ = C (probed on ``clipped_gradient_sum``) — the worst case of
+    the subsampled-Gaussian RDP bound (Mironov, Talwar & Zhang 2019: N(0, σ²) vs (1 − q)N(0, σ²) + qN(1, σ²)
+    per unit C). The batches are drawn by ``poisson_subsample``, DP-SGD's own sampler (one call for all runs,
+    :func:`_poisson_batches`); the sum goes through ``gaussian_mechanism`` with sampling_rate = q, as
+    DPSGD.fit calls it. The output is the noisy sum, what a step releases (3-D; the auditor projects it onto
+    the difference of the calibration means, ≈ g_z's direction). ``publish_batch_size`` appends |B| — what
+    a row's grad_evals adds up — a release the claim does not cover (a control; its statistic is the
+    likelihood ratio's :func:`_batch_size_statistic`).
+    Claimed ε: the RDP ledger's ε at δ = 10⁻⁵ for one PoissonSampledEvent(q, GaussianEvent(σ))."""
+    problem, g_z = _dp_sgd_pair(others, clip)
+    _probe_batch_sums(problem, g_z, sampling_rate, clip)
     claim = claimed_epsilon(PoissonSampledEvent(sampling_rate, GaussianEvent(noise_multiplier)), DELTA)
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
-        in_batch = rng.random(n) < sampling_rate if side == 1 else np.zeros(n, dtype=bool)
-        return gaussian_mechanism(in_batch[:, None] * g_z, sensitivity=clip, noise_multiplier=noise_multiplier, rng=rng,
-                                  ledger=ample_ledger("rdp"), sampling_rate=sampling_rate)
+        in_batch, sizes = _poisson_batches(n, others + side, sampling_rate, rng)  # z is row 0 of D′ only
+        noisy = gaussian_mechanism((side * in_batch)[:, None] * g_z, sensitivity=clip, noise_multiplier=noise_multiplier,
+                                   rng=rng, ledger=ample_ledger("rdp"), sampling_rate=sampling_rate)
+        return np.column_stack([noisy, sizes]) if publish_batch_size else noisy
 
-    return Target("dp_sgd_step", claim, DELTA, sample,
-                  pair=f"D: 19 zero-gradient rows; D′ = D ∪ {{z}}, ‖∇ℓ_z‖ > C = {clip:g}; "
-                  f"q = {sampling_rate:g}, σ = {noise_multiplier:g}",
-                  proof="Poisson-subsampled Gaussian RDP (Mironov et al. 2019), chen_lee Lemma 4 accounting")
+    return Target(name, claim, DELTA, sample,
+                  pair=f"D: {others} zero-gradient rows; D′ = D ∪ {{z}}, ‖∇ℓ_z‖ > C = {clip:g}; "
+                  f"q = {sampling_rate:g}, σ = {noise_multiplier:g}" + ("; output (noisy sum, |B|)" if publish_batch_size else ""),
+                  proof="Poisson-subsampled Gaussian RDP (Mironov et al. 2019), chen_lee Lemma 4 accounting",
+                  statistic=_batch_size_statistic(g_z, noise_multiplier, others) if publish_batch_size else None)
 
 
 # ------------------------------------------------------------------------------------------ DP-BLSGD

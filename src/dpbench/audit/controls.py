@@ -8,7 +8,9 @@ sampler, broken in floating point (Mironov 2012; the reason for ``privacy.sample
 algorithm's own code path with its calibration broken from outside (the algorithm is untouched):
 ``PrivGene.fit`` through a subclass whose mutations outrun the sensitivity it charges, han_pwa's
 ``PWALaplaceData.release`` told a b_max four times too small, and liu_dda's release priced as one of q
-samples drawn at random while it always uses the replaced one.
+samples drawn at random while it always uses the replaced one. Two publish a count that follows the
+mechanism's private randomness beside its release: a DP-SGD step's batch size and repeat-and-select's
+number of trials K (the real targets' samplers, with the count appended to the output).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 
 from dpbench.algorithms.privgene import PrivGene
 from dpbench.algorithms.registry import make_algorithm
+from dpbench.audit.algorithm_targets import dp_sgd_step_target
 from dpbench.audit.core import Target
 from dpbench.audit.fit_targets import (
     dda_paper_release_target,
@@ -28,6 +31,7 @@ from dpbench.audit.fit_targets import (
 )
 from dpbench.audit.float_attack import numpy_laplace_producible
 from dpbench.audit.targets import DELTA, ample_ledger, claimed_epsilon, laplace_target
+from dpbench.audit.tuning_target import TuningPair, repeat_and_select_target
 from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
 from dpbench.privacy.mechanisms import gaussian_mechanism, laplace_mechanism
 from dpbench.privacy.published import (
@@ -47,6 +51,8 @@ __all__ = [
     "laplace_noise_reused",
     "numpy_laplace_float_hole",
     "privgene_wide_mutation",
+    "publish_batch_size",
+    "publish_trials",
     "pwa_laplace_data_b_max_understated",
     "svt_lyu_alg5",
     "svt_lyu_alg6",
@@ -266,3 +272,30 @@ def dp_sgd_authors_fixed_batch(noise_multiplier: float = 1.2, delta: float = DEL
                   pair=f"D: {rows} rows with clipped gradient −C; D′ adds one with +C; a batch of b = {batch} drawn "
                   "without replacement",
                   proof="(broken as published) a fixed-size batch priced as Poisson sampling, DP-AGD code's dpsgd_ma")
+
+
+def publish_batch_size(noise_multiplier: float = 1.5, sampling_rate: float = 0.25, others: int = 4) -> Target:
+    """BROKEN as a release: the ``dp_sgd_step`` target (DP-SGD's own Poisson sampler and Gaussian release, priced
+    as the ledger prices one PoissonSampledEvent(q, GaussianEvent(σ))) with the batch size |B| appended — what a
+    row's ``grad_evals`` sums over the steps. Given |B| = k on D′, z is in the batch with probability k/(n + 1)
+    instead of q; with D = 4 zero-gradient rows, a batch of all 5 rows (probability q⁵ ≈ 10⁻³ ≫ δ) can only be
+    drawn on D′, so the pair (noisy sum, |B|) is (ε, 10⁻⁵)-DP for no ε at all, where the step without |B| is
+    (1.355, 10⁻⁵)-DP exactly (tests/privacy/test_published_counts.py) and (1.606, 10⁻⁵) is claimed."""
+    base = dp_sgd_step_target(noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, others=others,
+                              publish_batch_size=True, name="control_publish_batch_size")
+    return dataclasses.replace(base, proof="(broken) a Poisson-subsampled Gaussian step released with its batch size")
+
+
+def publish_trials(epsilon: float = 4.0, mean: float = 300.0) -> Target:
+    """BROKEN as a release: ``tuning_repeat_and_select`` with K appended to the released (y, score, setting), claimed
+    the (ε, 10⁻⁵) of Papernot & Steinke's Thm 2, which holds for K hidden. Settings where publishing K is far
+    outside the claim, chosen by the exact profiles of tests/privacy/test_published_counts.py: the logarithmic law
+    (``trials_shape = 0``) with E[K] = 300 at ε = 4 (each trial a Gaussian at its whole ρ_T: ε = 2.19 with K hidden,
+    19.18 with K published); ``validation_fraction = score_share = 0.05``, x pushes every trial's model DOWN by 1
+    (so the held-out coin, which leaves D′'s model unmoved, cannot dilute the events that favour D′), and selection
+    follows the model (slope 500). Knowing K, the best of K trials all pulled down by x is an order statistic of
+    known rank: its lower tail composes over the K trials."""
+    base = repeat_and_select_target(epsilon, DELTA, mean, 0.0, score_share=0.05,
+                                    pair=TuningPair(held_out=0.05, shift=-1.0, slope=500.0), publish_trials=True,
+                                    name="control_publish_trials")
+    return dataclasses.replace(base, proof="(broken) repeat-and-select publishing K, which Thm 2 keeps hidden")

@@ -87,6 +87,8 @@ CONTROLS: dict[str, Callable[[], Target]] = {
     "control_dp_agd_authors_noisy_min": ctl.dp_agd_authors_noisy_min,
     "control_kuru_authors_laprnd": ctl.kuru_authors_laprnd,
     "control_dp_sgd_authors_fixed_batch": ctl.dp_sgd_authors_fixed_batch,
+    "control_publish_batch_size": ctl.publish_batch_size,
+    "control_publish_trials": ctl.publish_trials,
 }
 """Deliberately broken mechanisms: each MUST be a violation."""
 
