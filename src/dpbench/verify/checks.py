@@ -14,7 +14,35 @@ Per results row:
 Per job:
 
 * **config** — every row's ``config_hash`` is run.json's;
+* **configuration** — run.json's ``config`` validates again and hashes to its ``config_hash``: the
+  configuration the checks of meaning below compare each row with is the job's. One the current code
+  cannot build (a job written by ``run_job`` without its resolved configuration) leaves them n/a: a note;
 * **runs** — the rows' (fold, rep) set is the ledgers' set (han_pwa: the reps their blocks cover).
+
+What each row means, against that configuration (:class:`Meaning`):
+
+* **relation** (private rows) — ``neighbouring`` and ``relation_conversion`` are what
+  :func:`~dpbench.privacy.neighbouring.resolve` gives for the row's method and hyper-parameters under the
+  configured ``privacy.neighbouring`` (a relation the method meets), and the ledger was charged under the
+  relation that implies: the row's, or add/remove when it meets replace-one by group privacy;
+* **guarantee** (every row) — ``guarantee_valid`` is true only when
+  :func:`~dpbench.jobs.columns.guarantee_breaches` of the configuration, its dataset's recorded scaling and
+  the dataset's recorded ``guarantee_breaches`` (run.json ``dataset``; absent: none) is empty, with an
+  empty ``guarantee_note``; a false one has a note that says every such reason (it may say more: a job
+  kind that records no dataset scaling);
+* **stopping order** (private rows whose ``stopping_rule`` names an order α, or whose configuration
+  implies one, when the configuration claims the guarantee) — the rule is the one dpbench fixes from
+  public values only (:func:`~dpbench.jobs.columns.identity_columns`), and the ledger's ``orders``
+  contain its α. Rows outside the guarantee are not checked: under ``tuning=oracle`` each grid point's
+  filter is fixed from its own setting, while the column names the configured setting's α;
+* **releases** (private rows) — every ``release`` column the row fills (:mod:`dpbench.schema`; not
+  NaN, not empty, not ``{}``) is paid for by its ledger: any filled one needs a ledger with events, and
+  the columns of :data:`PAID_BY` need their event (``tuning_score`` and ``tuned_params``: a
+  ``RepeatAndSelectEvent``). :data:`PAID_BY` applies when the configuration claims the guarantee:
+  ``tuning=oracle`` fills ``tuned_params`` from the test fold, and its rows say so;
+* **noise** (private rows) — ``noise_key=secret`` needs run.json's ``noise`` record of a secret key
+  file. A row with ``noise_key=seed``, or from a file without the column, is a note
+  (:data:`SEED_NOTE`), not a failure: its noise replays from the public seed.
 
 Each check that applies counts as passed or failed; each failure is one :class:`Failure` line
 naming the job directory, the row and what differs.
@@ -22,22 +50,38 @@ naming the job directory, the row and what differs.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dpbench.errors import DpbenchError
-from dpbench.results import RESULTS_FILE, RUN_FILE
+from dpbench.results import RESULTS_FILE, RUN_FILE, one_line
 
 #: Relative tolerance of "eps_spent equals its recomputation from run.json".
 RTOL = 1e-9
+#: Release columns that one kind of event pays for: a row that fills one needs that event in its ledger.
+PAID_BY: Mapping[str, str] = {"tuning_score": "RepeatAndSelectEvent", "tuned_params": "RepeatAndSelectEvent"}
+#: The note for a private row whose noise came from the public seed.
+SEED_NOTE = "not publishable: noise replays from the seed"
+#: The results columns the checks of meaning read (``noise_key`` and ``guarantee_note`` are optional: older
+#: files lack them).
+MEANING_COLUMNS = ("algorithm", "params", "neighbouring", "relation_conversion", "stopping_rule", "guarantee_valid")
+#: A stopping rule that names the one Rényi order fixed before the run.
+_ORDER_RULE = re.compile(r"(?:renyi_filter|repeat_and_select)\(alpha=([^)]*)\)")
 
 
 class VerifyDirError(DpbenchError):
     """The directory is missing, not a directory, or holds no results.parquet."""
+
+
+class ConfigurationRefused(ValueError):
+    """run.json's ``config`` is not one the current code builds a configuration from (a job written by
+    :func:`~dpbench.engine.run_job` without its resolved configuration records its semantic settings)."""
 
 
 @dataclass(frozen=True)
@@ -236,6 +280,152 @@ def check_independent(verdict, ours: float, row_context: str = "") -> tuple[str,
     return rdp_status, rdp_failure, pld_status, pld_failure
 
 
+# -------------------------------------------------------------------------------- what a row means
+@dataclass(frozen=True)
+class Meaning:
+    """What a job's configuration implies for its rows: the relation it asked for (``privacy.neighbouring``),
+    why its (ε, δ) is not a guarantee (empty when it is) and the stopping rule fixed from public values."""
+
+    requested: str
+    breaches: tuple[str, ...]
+    stopping_rule: str
+
+
+def job_meaning(meta: Mapping[str, Any]) -> Meaning:
+    """The :class:`Meaning` of run.json's ``config`` (validated again) and ``dataset``; a ValueError naming
+    why when the configuration does not hash to run.json's ``config_hash`` (guards against checking rows
+    against a configuration edited after the run), :class:`ConfigurationRefused` when it cannot be built."""
+    from dpbench.jobs.columns import guarantee_breaches, identity_columns
+    from dpbench.verify.rerun import recorded_config
+
+    try:
+        cfg = recorded_config(dict(meta), Path("."))  # no data is read: the data directory does not matter
+        if cfg.config_hash != meta.get("config_hash"):
+            raise ValueError(f"the configuration in {RUN_FILE} hashes to {cfg.config_hash}, not its config_hash "
+                             f"{meta.get('config_hash')}")
+        dataset = meta.get("dataset") or {}
+        breaches = guarantee_breaches(cfg, dataset.get("scaling", "none"), dataset.get("guarantee_breaches") or ())
+        return Meaning(cfg.privacy.neighbouring, tuple(breaches), identity_columns(cfg)["stopping_rule"])
+    except ValueError:
+        raise
+    except Exception as exc:  # noqa: BLE001 — Hydra, OmegaConf and the config checks raise many types
+        raise ConfigurationRefused(f"the configuration in {RUN_FILE} is refused: {one_line(exc)}") from None
+
+
+@functools.lru_cache(maxsize=256)
+def resolved_relation(algorithm: str, params: str, requested: str) -> tuple[str, str | None]:
+    """(relation, mode) of ``algorithm`` with the JSON hyper-parameters ``params`` under
+    ``privacy.neighbouring=requested`` (:func:`~dpbench.privacy.neighbouring.resolve`); raises
+    :class:`~dpbench.errors.ConfigError` or ValueError when the method cannot be built from them."""
+    from dpbench.algorithms.registry import make_algorithm
+    from dpbench.privacy.neighbouring import resolve
+
+    return resolve(make_algorithm(algorithm, json.loads(params)), requested)
+
+
+def check_relation(algorithm: str, params: str, neighbouring: Any, conversion: Any, ledger: Any, requested: str) -> str | None:
+    """None when a private row's ``neighbouring`` and ``relation_conversion`` are what its method (with
+    ``params``) gives under the configured ``requested`` relation, the method meets it, and its ledger was
+    charged under the relation that implies (``ledger``: the ledger's ``neighbouring``; add/remove for
+    group privacy); else what differs. Guards against a row relabelled to a relation its noise was not
+    calibrated for, and a ledger of another relation than the row's."""
+    try:
+        relation, mode = resolved_relation(algorithm, params, requested)
+    except (DpbenchError, ValueError, TypeError) as exc:
+        return f"its method {algorithm} with params {params} cannot be built: {one_line(exc)}"
+    if mode is None:
+        return f"{algorithm} cannot meet privacy.neighbouring={requested}, the relation its configuration asks for"
+    charged = "add_remove" if mode == "group_privacy" else relation
+    differences = [
+        f"{what} {found!r} in {where}, {expected!r} for {algorithm} under privacy.neighbouring={requested}"
+        for what, found, expected, where in (("neighbouring", neighbouring, relation, RESULTS_FILE),
+                                             ("relation_conversion", conversion, mode, RESULTS_FILE),
+                                             ("the ledger's neighbouring", ledger, charged, RUN_FILE))
+        if found != expected
+    ]
+    return "; ".join(differences) or None
+
+
+def check_guarantee(valid: bool, note: str | None, breaches: Sequence[str]) -> str | None:
+    """None when ``guarantee_valid`` and ``guarantee_note`` agree with ``breaches`` (what the configuration
+    and the dataset's record imply): valid with an empty note only when there is none; not valid with a
+    note that says every one (``note`` None: a file without the column, whose validity alone is checked).
+    Guards against a row claiming a guarantee its preparation (whole-file scaling, unsourced ranges),
+    tuning (oracle) or fidelity mode breaks."""
+    if valid and breaches:
+        return f"guarantee_valid true in {RESULTS_FILE}, but its configuration in {RUN_FILE} breaks it: {'; '.join(breaches)}"
+    if note is None:
+        return None
+    if valid and note:
+        return f"guarantee_valid true in {RESULTS_FILE} with a guarantee_note {note!r}"
+    if not valid and not note:
+        return f"guarantee_valid false in {RESULTS_FILE} without a guarantee_note saying why"
+    unsaid = [b for b in breaches if b not in note]
+    return f"guarantee_note {note!r} in {RESULTS_FILE} does not say {'; '.join(unsaid)}" if unsaid else None
+
+
+def names_order(rule: Any) -> bool:
+    """Whether a ``stopping_rule`` names the one Rényi order fixed before the run."""
+    return isinstance(rule, str) and _ORDER_RULE.fullmatch(rule) is not None
+
+
+def check_stopping_order(rule: Any, expected: str, orders: Any) -> str | None:
+    """None when a row's ``stopping_rule`` is ``expected`` (the rule dpbench fixes from public values) and
+    the ledger's ``orders`` contain its α (compared as the column writes it, ``{α:g}``: the orders are
+    integers); else what differs, naming both. Guards against an order chosen after seeing the run (a
+    post-hoc minimum over orders is no guarantee for an adaptive run) passed off as a filter's."""
+    if rule != expected:
+        return f"stopping_rule {rule!r} in {RESULTS_FILE}, but dpbench fixes {expected!r} from the public values of its configuration"
+    alpha = _ORDER_RULE.fullmatch(rule).group(1)
+    if not any(f"{float(order):g}" == alpha for order in orders or ()):
+        return f"stopping_rule {rule!r}, but its ledger's orders in {RUN_FILE} are {orders!r}"
+    return None
+
+
+def filled(value: Any) -> bool:
+    """Whether a results cell holds a value: not None or NaN, not an empty string, ``{}`` or ``[]``."""
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return value.strip() not in ("", "{}", "[]")
+    try:
+        return not math.isnan(float(value))
+    except (TypeError, ValueError):
+        return True
+
+
+def event_types(node: Any) -> set[str]:
+    """Every event type a ledger's JSON ``events`` name, nested ones included."""
+    if isinstance(node, Mapping):
+        found = {node["type"]} if isinstance(node.get("type"), str) else set()
+        return found.union(*(event_types(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(event_types(v) for v in node))
+    return set()
+
+
+def check_releases(released: Sequence[str], events: set[str], guarantee: bool) -> str | None:
+    """None when the release columns a private row fills (``released``) are paid for by its ledger, whose
+    event types are ``events``: any needs an event, and a :data:`PAID_BY` column its event when the
+    configuration claims the guarantee (``guarantee``); else what is unpaid. Guards against a release
+    (a tuned setting, a noisy score) published under an ε that never paid for it."""
+    if released and not events:
+        return f"it releases {', '.join(released)}, but its ledger in {RUN_FILE} holds no events"
+    unpaid = [f"{c} (needs a {PAID_BY[c]})" for c in released if guarantee and c in PAID_BY and PAID_BY[c] not in events]
+    return f"it releases {', '.join(unpaid)}, which its ledger in {RUN_FILE} does not pay for" if unpaid else None
+
+
+def check_noise(noise_key: Any, record: Any) -> str | None:
+    """None when a private row with ``noise_key=secret`` comes from a job whose run.json ``noise`` record
+    names a secret key file; else what is missing (a private row's key is secret or seed). Guards
+    against a row claiming secret noise whose noise may replay from the public seed."""
+    if noise_key != "secret":
+        return f"a private row with noise_key {noise_key!r} (secret or seed expected)"
+    if isinstance(record, Mapping) and record.get("key") == "secret" and record.get("key_file"):
+        return None
+    return f"noise_key secret in {RESULTS_FILE}, but {RUN_FILE} records no secret key file (noise: {record!r})"
+
+
 # -------------------------------------------------------------------------------- one job
 class Verifier:
     """Checks job directories; dp-accounting's verdicts are cached per distinct ledger (``dpa``: the
@@ -287,7 +477,54 @@ class Verifier:
                 self._private_row(report, row, key, by_run.get(key))
             else:
                 self._non_private_row(report, row, key, by_run.get(key))
+        self._meaning(report, results, meta, private, keys, by_run)
         return report
+
+    def _meaning(self, report: JobReport, results, meta, private, keys, by_run) -> None:
+        """The checks of what each row means, against the job's configuration (module docstring)."""
+        from dpbench.schema import RELEASE, column_class
+
+        missing = [c for c in MEANING_COLUMNS if c not in results.columns]
+        if missing:
+            report.fail("", f"{RESULTS_FILE} has no column {', '.join(missing)}: what its rows mean is not checked")
+            return
+        try:
+            meaning = job_meaning(meta)
+        except ConfigurationRefused as exc:  # n/a, as an event dp-accounting cannot price: a note, never a pass
+            report.notes.add(f"what its rows mean is not checked: {exc}")
+            return
+        except ValueError as exc:
+            report.fail("", f"{exc}: what its rows mean is not checked")
+            return
+        report.check(True, "", "")  # the configuration is the job's
+        releases = [c for c in results.columns if column_class("results", c) == RELEASE]
+        for i, key in enumerate(keys):
+            row, where = results.iloc[i], row_key(*key)
+            note = row.get("guarantee_note")
+            message = check_guarantee(bool(row["guarantee_valid"]), None if note is None else str(note), meaning.breaches)
+            report.check(message is None, where, message or "")
+            if private.iloc[i]:
+                self._private_meaning(report, row, where, meaning, by_run.get(key), meta.get("noise"), releases)
+
+    def _private_meaning(self, report: JobReport, row, where: str, meaning: Meaning, summary, noise, releases) -> None:
+        noise_key = row.get("noise_key")
+        if noise_key is None or noise_key == "seed":
+            report.notes.add(SEED_NOTE)
+        else:
+            message = check_noise(noise_key, noise)
+            report.check(message is None, where, message or "")
+        if summary is None:
+            return  # the runs check names it
+        message = check_relation(row["algorithm"], str(row["params"]), row["neighbouring"], row["relation_conversion"],
+                                 summary.get("neighbouring"), meaning.requested)
+        report.check(message is None, where, message or "")
+        guarantee = not meaning.breaches
+        if guarantee and (names_order(row["stopping_rule"]) or names_order(meaning.stopping_rule)):
+            message = check_stopping_order(row["stopping_rule"], meaning.stopping_rule, summary.get("orders"))
+            report.check(message is None, where, message or "")
+        released = [c for c in releases if filled(row[c])]
+        message = check_releases(released, event_types(summary.get("events") or []), guarantee)
+        report.check(message is None, where, message or "")
 
     def _non_private_row(self, report: JobReport, row, key, summary) -> None:
         where = row_key(*key)

@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Verify dpbench results on disk: recompute every row's eps from the ledger events in run.json, "
         "price them again with dp-accounting (RDP, PLD) where expressible, check budgets, config hashes and runs, "
-        "and optionally rerun a sample of jobs. Exit status 0 when every check passed, 1 when one failed, 2 for a bad "
+        "check what every row means against its configuration (relation, guarantee, stopping order, paid releases, "
+        "noise key), and optionally rerun a sample of jobs. Exit status 0 when every check passed, 1 when one failed, 2 for a bad "
         "directory. Nothing is written into DIR.",
     )
     parser.add_argument("dir", type=Path, help="a job directory, a sweep directory or a tree of them")
