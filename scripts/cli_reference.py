@@ -31,7 +31,7 @@ SECTIONS = (
     ("dpbench-verify", ("--help",), ("Checks results on disk against what their runs recorded, before their numbers are published "
                                      "([Verifying results](verify.md)).")),
     ("dpbench-publish", ("--help",), ("Writes the publishable view of results: what a run's ε covers and nothing else "
-                                      "([What a reported ε covers](privacy.md#what-is-published)).")),
+                                      "([What a reported ε covers](privacy.md#what-is-secret-what-is-public-what-is-published)).")),
     ("dpbench-audit", ("--help",), "The statistical audit of every mechanism ([Privacy accounting](accounting.md))."),
     ("dpbench-audit", ("--list",), None),
 )

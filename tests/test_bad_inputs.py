@@ -38,7 +38,7 @@ CASES = [
     (["algorithm=dp_sgd", "model=pwa"], "model=pwa does not fit algorithm=dp_sgd"),
     (["model=liu_l1_svm"], "algorithm dp_blsgd does not handle"),
     # issue 18 item 4: a key nothing reads is a typo, not a setting
-    (["+privacy.epss=1"], "privacy.epss is not a privacy setting; valid: conversion, delta, eps, neighbouring, sampler"),
+    (["+privacy.epss=1"], "privacy.epss is not a privacy setting; valid: conversion, delta, eps, neighbouring, noise_key, sampler"),
     (["+foo=1"], "foo is not a dpbench setting; top-level keys: algorithm, bo, cv"),
     (["+cv.fold=3"], "cv.fold is not a cv setting; valid: folds, test_fraction"),
     (["+data.rownorm=1"], "data.rownorm is not a data setting; valid: allow_download, dtype, row_norm, scaling"),

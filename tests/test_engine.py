@@ -24,13 +24,21 @@ def test_results_have_schema_and_stay_within_budget(compose_run_config, tmp_path
     assert trace.groupby(["fold", "rep"])["iteration"].max().eq(df.set_index(["fold", "rep"])["n_iterations"]).all()
 
 
-def test_same_seed_same_numbers_other_seed_other_numbers(compose_run_config, tmp_path):
-    a = run_job(compose_run_config(*SMALL), tmp_path / "a")
-    b = run_job(compose_run_config(*SMALL), tmp_path / "b")
-    c = run_job(compose_run_config(*SMALL, "seed=1"), tmp_path / "c")
+def test_same_seed_and_key_same_numbers_other_seed_or_key_other_numbers(compose_run_config, tmp_path):
+    """The noise follows the sweep's secret key (one per key directory) and the seed; under
+    privacy.noise_key=seed it follows the seed alone, in any directory."""
+    a = run_job(compose_run_config(*SMALL), tmp_path / "a", key_dir=tmp_path)
+    b = run_job(compose_run_config(*SMALL), tmp_path / "b", key_dir=tmp_path)
+    c = run_job(compose_run_config(*SMALL, "seed=1"), tmp_path / "c", key_dir=tmp_path)
+    d = run_job(compose_run_config(*SMALL), tmp_path / "d")  # its own key
     cols = ["test_accuracy", "train_objective", "eps_spent", "n_iterations", "grad_evals"]
     pd.testing.assert_frame_equal(a[cols], b[cols])
-    assert not np.isclose(a["train_objective"].iloc[0], c["train_objective"].iloc[0], rtol=0, atol=1e-12)
+    for other in (c, d):
+        assert not np.isclose(a["train_objective"].iloc[0], other["train_objective"].iloc[0], rtol=0, atol=1e-12)
+    e, f = (run_job(compose_run_config(*SMALL, "privacy.noise_key=seed"), tmp_path / name) for name in ("e", "f"))
+    pd.testing.assert_frame_equal(e[cols], f[cols])
+    assert (tmp_path / "noise.key").is_file() and (tmp_path / "d" / "noise.key").is_file()
+    assert not (tmp_path / "e" / "noise.key").exists()
 
 
 def test_every_algorithm_sees_the_same_folds(compose_run_config):

@@ -4,6 +4,7 @@ command waits, then skips), and an interrupted job resumes from the fold × rep 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -54,6 +55,9 @@ def test_an_interrupted_job_resumes_from_its_finished_runs_and_equals_an_uninter
     assert f"resumed: {kept} of 12 runs were already finished" in (job / "dpbench.log").read_text()
     assert not (job / RUNS_DIR).exists()  # the stored runs are dropped once results.parquet is written
 
+    key = clean / job.relative_to(interrupted) / "noise.key"  # the uninterrupted run draws the same secret noise
+    key.parent.mkdir(parents=True)
+    shutil.copy2(job / "noise.key", key)
     assert cli(JOB, clean).returncode == 0
     for name in ("results.parquet", "trace.parquet"):
         _same_results(pd.read_parquet(job / name), pd.read_parquet(_job_dir(clean) / name))

@@ -23,8 +23,10 @@ TINY = ("dataset=synthetic_logreg", "dataset.n=1000", "dataset.d=5", "progress=f
 
 
 def _job(compose_run_config, tmp_path, *overrides):
+    """One job in ``tmp_path``; the jobs of one test share a secret noise key (in its parent), as the
+    jobs of one sweep do."""
     cfg = compose_run_config(*TINY, *overrides)
-    results = run_job(cfg, tmp_path)
+    results = run_job(cfg, tmp_path, key_dir=tmp_path.parent)
     return cfg, results, json.loads((tmp_path / "run.json").read_text())["ledgers"]
 
 

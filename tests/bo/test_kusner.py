@@ -222,11 +222,14 @@ def test_a_tuning_job_spends_its_budget_and_reports_release_and_reference(compos
 
 def test_reruns_are_bit_identical_and_reps_draw_different_validation_sets(compose_run_config, tmp_path):
     cfg = compose_run_config(*SMALL, "algorithm=kusner_alg1", "reps=3", "algorithm.iterations=5")
-    a = run_job(cfg, tmp_path / "a")
-    b = run_job(cfg, tmp_path / "b")
+    a = run_job(cfg, tmp_path / "a", key_dir=tmp_path)  # one sweep: one secret noise key
+    b = run_job(cfg, tmp_path / "b", key_dir=tmp_path)
     cols = ["released_index", "value_released", "gain_best"]
     pd.testing.assert_frame_equal(a[cols], b[cols])
     assert a["gain_best"].nunique() > 1
+    other_key = run_job(cfg, tmp_path / "c")  # the validation sets follow the seed, the noise the key
+    pd.testing.assert_series_equal(a["gain_best"], other_key["gain_best"])
+    assert not a["value_released"].equals(other_key["value_released"])
 
 
 def test_a_job_that_overspends_is_refused_before_writing(compose_run_config, tmp_path, monkeypatch):

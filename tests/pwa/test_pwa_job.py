@@ -73,13 +73,15 @@ def test_runs_are_blocks_of_one_vectorised_call_each_with_its_own_ledger(compose
 
 def test_same_seed_same_numbers_and_finished_jobs_are_skipped(compose_run_config, tmp_path):
     cfg = _cfg(compose_run_config, "algorithm=pwa_subgradient", "reps=120")
-    a = run_job(cfg, tmp_path / "a")
-    b = run_job(cfg, tmp_path / "b")
+    a = run_job(cfg, tmp_path / "a", key_dir=tmp_path)  # one sweep: one secret noise key
+    b = run_job(cfg, tmp_path / "b", key_dir=tmp_path)
     pd.testing.assert_series_equal(a["train_objective"], b["train_objective"])
-    other = run_job(_cfg(compose_run_config, "algorithm=pwa_subgradient", "reps=120", "seed=1"), tmp_path / "c")
+    other = run_job(_cfg(compose_run_config, "algorithm=pwa_subgradient", "reps=120", "seed=1"), tmp_path / "c", key_dir=tmp_path)
     assert not np.allclose(a["train_objective"], other["train_objective"])
+    other_key = run_job(cfg, tmp_path / "d")
+    assert not np.allclose(a["train_objective"], other_key["train_objective"])
     stamp = (tmp_path / "a" / "results.parquet").stat().st_mtime_ns
-    run_job(cfg, tmp_path / "a")
+    run_job(cfg, tmp_path / "a", key_dir=tmp_path)
     assert (tmp_path / "a" / "results.parquet").stat().st_mtime_ns == stamp
 
 
