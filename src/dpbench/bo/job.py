@@ -97,7 +97,8 @@ def run_bo(cfg: RunConfig) -> JobOutput:
     info = {"name": dataset.name, "checksum": dataset.checksum, "target": bo.target,
             "hyperparameters": scores.hyperparameters, "n_pool": scores.n_pool,
             "n_test": int(scores.correct.shape[1] - scores.n_pool), "score_matrix_key": scores.key,
-            "train_seconds": scores.train_seconds, "setup_seconds": setup_seconds}
+            "train_seconds": scores.train_seconds, "setup_seconds": setup_seconds,
+            "scaling": dataset.info["scaling"], "guarantee_breaches": dataset.info["guarantee_breaches"]}
     provenance = provenance_columns(cfg, dataset.checksum, dataset.info["scaling"], dataset.info["guarantee_breaches"])
     fixed = (identity_columns(cfg), provenance)
     if isinstance(algorithm, KusnerMTGPLikelihood):
