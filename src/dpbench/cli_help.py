@@ -37,6 +37,7 @@ companion commands:
   dpbench-report SWEEP_DIR ... --out FILE   one HTML page, offline: leaderboard, figures and claim verdicts, ledgers, status
   dpbench-status SWEEP_DIR                  which jobs of a sweep finished, failed, are incomplete or missing
   dpbench-verify DIR [--rerun K]            every row's ε recomputed from run.json (and by dp-accounting), budgets, reruns
+  dpbench-publish DIR --out DIR2            only what the ε covers: guaranteed rows, public and release columns
   dpbench-audit [--targets NAMES]           empirical ε of the privacy mechanisms on worst-case neighbours
 
 shell completion (bash): eval "$(dpbench -sc install=bash)"   (zsh: install=zsh, fish: install=fish)"""
