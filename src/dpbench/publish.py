@@ -134,7 +134,6 @@ def publish(source: Path, out: Path) -> Publication:
     for results_path in files:
         job = results_path.parent
         results = pd.read_parquet(results_path)
-        results = results.drop(columns=[c for c in ("job_dir",) if c in results])
         reasons = unpublishable_reasons(results)
         publication.left_out.update(r for r in reasons if r)
         kept = results[reasons == ""]

@@ -75,14 +75,18 @@ def job(root: Path, algorithm: str, *more: str) -> Path:
 def fresh(tmp_path_factory) -> Path:
     """A small sweep run now: dp_sgd (Poisson-subsampled Gaussian, RDP), dp_gd (Laplace, pure ε) and the
     non-private reference, 2 folds × 2 reps each."""
-    work = tmp_path_factory.mktemp("fresh")
+    return run_sweep(tmp_path_factory.mktemp("fresh"), SWEEP, jobs=3)
+
+
+def run_sweep(work: Path, args: list[str], jobs: int) -> Path:
+    """``dpbench -m args`` in ``work`` (its own cache); the sweep directory, once its ``jobs`` jobs finished."""
     sweep = work / "sweep"
     done = subprocess.run(
-        [sys.executable, "-m", "dpbench", "-m", *SWEEP, f"hydra.sweep.dir={sweep}"], cwd=work,
+        [sys.executable, "-m", "dpbench", "-m", *args, f"hydra.sweep.dir={sweep}"], cwd=work,
         env={**os.environ, "DPBENCH_CACHE": str(work / "cache")}, capture_output=True, text=True, timeout=600, check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert len(list(sweep.rglob("results.parquet"))) == 3
+    assert len(list(sweep.rglob("results.parquet"))) == jobs
     return sweep
 
 
@@ -90,16 +94,8 @@ def fresh(tmp_path_factory) -> Path:
 def adaptive(tmp_path_factory) -> Path:
     """A small sweep of dp_blgd, whose stopping rule names an order: a Rényi filter at α* (tuning=fixed) and
     repeat-and-select at α (tuning=private, which also fills tuning_score and tuned_params), 2 folds each."""
-    work = tmp_path_factory.mktemp("adaptive")
-    sweep = work / "sweep"
     args = ["algorithm=dp_blgd", "tuning=fixed,private", *SWEEP[1:5], "reps=1", "progress=false"]
-    done = subprocess.run(
-        [sys.executable, "-m", "dpbench", "-m", *args, f"hydra.sweep.dir={sweep}"], cwd=work,
-        env={**os.environ, "DPBENCH_CACHE": str(work / "cache")}, capture_output=True, text=True, timeout=600, check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert len(list(sweep.rglob("results.parquet"))) == 2
-    return sweep
+    return run_sweep(tmp_path_factory.mktemp("adaptive"), args, jobs=2)
 
 
 def copy(source: Path, tmp_path: Path) -> Path:
