@@ -38,7 +38,7 @@ CASES = [
     (["algorithm=dp_sgd", "model=pwa"], "model=pwa does not fit algorithm=dp_sgd"),
     (["model=liu_l1_svm"], "algorithm dp_blsgd does not handle"),
     # issue 18 item 4: a key nothing reads is a typo, not a setting
-    (["+privacy.epss=1"], "privacy.epss is not a privacy setting; valid: conversion, delta, eps, neighbouring, noise_key, sampler"),
+    (["+privacy.epss=1"], "privacy.epss is not a privacy setting; valid: conversion, count_share, delta, eps, neighbouring, noise_key, sampler"),
     (["+foo=1"], "foo is not a dpbench setting; top-level keys: algorithm, bo, cv"),
     (["+cv.fold=3"], "cv.fold is not a cv setting; valid: folds, test_fraction"),
     (["+data.rownorm=1"], "data.rownorm is not a data setting; valid: allow_download, dtype, row_norm, scaling"),
@@ -49,7 +49,8 @@ CASES = [
     # issue 18 item 5: extremes that ended in a traceback
     (["privacy.eps=1e-300"], "privacy.eps must be in [1e-06, 10000] (outside it the accountants' arithmetic under- or "),
     (["privacy.eps=1e300"], "privacy.eps must be in [1e-06, 10000]"),
-    (["dataset.n=1000", "dataset.d=5", "privacy.eps=1e4"], "privacy.eps = 10000 (privacy.delta = 1e-08) cannot pay for even one planned step of this method"),
+    (["privacy.count_share=1"], "privacy.count_share must be in [0, 1), got 1.0"),
+    (["dataset.n=1000", "dataset.d=5", "privacy.eps=1e4", "privacy.count_share=0"], "privacy.eps = 10000 (privacy.delta = 1e-08) cannot pay for even one planned step of this method"),
     (
         ["dataset.n=1000", "dataset.d=5", "algorithm=dp_sgd", "privacy.neighbouring=replace_one", "privacy.eps=1400"],
         "privacy.eps = 1400 is too large for privacy.neighbouring=replace_one by group privacy",

@@ -25,6 +25,7 @@ import pytest
 from dpbench.algorithms.registry import ALGORITHMS, make_algorithm
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
+from dpbench.jobs.ledgers import count_budget
 from dpbench.privacy import events as events_module
 from dpbench.privacy.accountant import (
     Ledger,
@@ -162,12 +163,15 @@ def test_reported_eps_equals_recomputation_from_recorded_releases(compose_run_co
     declared = make_algorithm(cfg.algorithm, cfg.algorithm_params).accountant  # some choose it by a hyper-parameter
     if cfg.tuning.mode == "private":  # the run's ledger prices the whole repeat-and-select in RDP at one order
         declared = "rdp"
+    budget = count_budget(make_algorithm(cfg.algorithm, cfg.algorithm_params), cfg)
     for (_, row), summary in zip(results.iterrows(), _summary_of_each_row(results, ledgers)):
         assert summary["accountant"] == row["accountant"] == declared
-        assert (summary["epsilon"], summary["delta"]) == (cfg.privacy.eps, cfg.privacy.delta)
-        assert summary["eps_spent"] == row["eps_spent"]
+        assert (summary["epsilon"], summary["delta"]) == (budget.method_eps, cfg.privacy.delta)
+        paid = recompute_epsilon(summary["count"]) if budget.paid else 0.0  # the noisy n̄ under add/remove
+        assert paid == row.get("eps_count", 0.0) and (paid > 0) == budget.paid
+        assert summary["eps_spent"] + paid == row["eps_spent"]
         assert 0.0 < row["eps_spent"] <= cfg.privacy.eps
-        recomputed = recompute_epsilon(summary)
+        recomputed = recompute_epsilon(summary) + paid
         assert math.isclose(recomputed, row["eps_spent"], rel_tol=RTOL, abs_tol=0.0), (recomputed, row["eps_spent"])
         recorded: Counter = Counter()
         for key, n in summary["counts"].items():
@@ -197,7 +201,8 @@ def test_secure_sampler_runs_are_recorded_and_recompute(compose_run_config, tmp_
     assert set(results["sampler"]) == {"secure"}
     for (_, row), summary in zip(results.iterrows(), _summary_of_each_row(results, ledgers)):
         assert 0.0 < row["eps_spent"] <= cfg.privacy.eps
-        assert math.isclose(recompute_epsilon(summary), row["eps_spent"], rel_tol=RTOL, abs_tol=0.0)
+        paid = recompute_epsilon(summary["count"]) if "count" in summary else 0.0  # the noisy n̄ (add/remove)
+        assert math.isclose(recompute_epsilon(summary) + paid, row["eps_spent"], rel_tol=RTOL, abs_tol=0.0)
         if summary["accountant"] == "rdp":
             assert summary["gaussian_amplification"] == "lemma4"
 

@@ -51,10 +51,11 @@ def test_a_privately_tuned_run_recomputes_with_dp_accounting(compose_run_config,
         assert count == 1 and isinstance(event, RepeatAndSelectEvent)
         assert (event.mean, event.shape) == (cfg.tuning.trials_mean, cfg.tuning.trials_shape)
         assert summary["orders"] == [event.trial[0][0].order]
-        theirs = dp_accounting_epsilon(event, DELTA)
+        theirs = dp_accounting_epsilon(event, DELTA) + row["eps_count"]  # and the noisy n̄, paid first under add/remove
+        assert row["eps_count"] == pytest.approx(0.05 * EPS, rel=1e-12) == summary["count"]["eps_spent"]
         assert row["eps_spent"] == pytest.approx(theirs, rel=1e-6) and row["eps_spent"] <= EPS
         assert row["eps_spent"] >= 0.999 * EPS  # the plan spends the budget it was given
-        assert row["eps_train"] + row["eps_tuning"] == pytest.approx(row["eps_spent"], rel=1e-12)
+        assert row["eps_count"] + row["eps_train"] + row["eps_tuning"] == pytest.approx(row["eps_spent"], rel=1e-12)
         assert 0 < row["eps_train"] < row["eps_spent"]
         chosen = json.loads(row["tuned_params"])
         assert set(chosen) == set(grid) and all(chosen[k] in grid[k] for k in grid)
@@ -66,7 +67,7 @@ def test_a_privately_tuned_run_recomputes_with_dp_accounting(compose_run_config,
 def test_rows_of_every_mode_say_how_the_parameters_were_chosen(compose_run_config, tmp_path):
     _, fixed, _ = _job(compose_run_config, tmp_path / "fixed", "algorithm=dp_sgd")
     assert fixed[["tuning", "eps_tuning", "n_trials", "tuned_params"]].iloc[0].tolist() == ["fixed", 0.0, 1, "{}"]
-    assert (fixed["eps_train"] == fixed["eps_spent"]).all()
+    assert (fixed["eps_count"] + fixed["eps_train"] == fixed["eps_spent"]).all()
     _, nothing, _ = _job(compose_run_config, tmp_path / "nothing", "algorithm=nonprivate", "tuning=private")
     assert nothing[["tuning", "n_trials", "tuned_params"]].iloc[0].tolist() == ["private", 1, "{}"]
 
@@ -121,3 +122,17 @@ def test_private_tuning_is_for_the_linear_model_methods(compose_run_config):
     with pytest.raises(ConfigError, match="linear-model methods"):
         compose_run_config("dataset=synthetic_pwa", "model=pwa", "algorithm=pwa_laplace_data", "tuning=private",
                            "privacy.neighbouring=native")
+
+
+def test_an_oracle_row_names_the_stopping_rule_of_the_grid_point_it_chose(compose_run_config, tmp_path):
+    """dp_blsgd's Rényi filter order is fixed from its own setting (α = 32 at the configured
+    expected_iterations = 100, 512 at 20 or 50 on ε = 0.95 after the count); an oracle row's
+    ``stopping_rule`` is the chosen point's — the ledger's one order — not the configured point's."""
+    from dpbench.jobs.columns import identity_columns
+
+    cfg, oracle, ledgers = _job(compose_run_config, tmp_path, "algorithm=dp_blsgd", "tuning=oracle", "reps=3",
+                                "algorithm.expected_iterations=100", "privacy.noise_key=seed")
+    configured = identity_columns(cfg)["stopping_rule"]
+    for (_, row), summary in zip(oracle.iterrows(), ledgers):
+        assert row["stopping_rule"] == f"renyi_filter(alpha={summary['orders'][0]:g})", (row["tuned_params"], summary["orders"])
+    assert (oracle["stopping_rule"] != configured).any()  # on this seed the oracle chose another order

@@ -128,7 +128,9 @@ def headline(results, out_dir) -> str:
             break
     if bool(first.get("private", False)):
         parts.append(f"ε spent ≤ {results['eps_spent'].max():.3g} of {first['eps']:g}")
-        if not bool(first.get("guarantee_valid", True)):
+        if first.get("guarantee_kind") == "conditional":
+            parts.append(f"a CONDITIONAL privacy guarantee ({first['guarantee_note']})")
+        elif not bool(first.get("guarantee_valid", True)):
             parts.append(f"NOT a privacy guarantee ({first['guarantee_note']})")
     return ", ".join(parts) + f"; results in {out_dir}"
 

@@ -25,6 +25,7 @@ from dpbench.errors import ConfigError
 from dpbench.jobs import BO_LOSS, MODEL_KINDS, PWA_LOSS
 
 CONVERSIONS = ("tight", "prop1")
+DEFAULT_COUNT_SHARE = 0.05  # privacy.count_share: ε_n = 0.05·ε pays for ñ under add/remove (dpbench.privacy.counts)
 MIN_EPS = 1e-6  # privacy.eps = 1e-300 ended in a ZeroDivisionError
 MAX_EPS = 1e4  # privacy.eps = 1e300 ended in an OverflowError; 1e4 is far beyond any meaningful guarantee
 MAX_SEED = 2**63 - 1  # seeds are stored as int64 in the results
@@ -57,7 +58,9 @@ class PrivacyConfig:
     noise sampler (``numpy`` floating point, or ``secure`` discrete noise on a grid,
     :mod:`dpbench.privacy.samplers`), the neighbouring relation, and where the noise's randomness comes
     from (``secret``: the sweep's secret key, or ``seed``: the public seed, replayable;
-    :mod:`dpbench.privacy.noise_key`)."""
+    :mod:`dpbench.privacy.noise_key`), and the share of ε that pays for a noisy training-set size
+    under add/remove (``count_share``; 0 uses the realised size, outside the guarantee:
+    :mod:`dpbench.privacy.counts`)."""
 
     eps: float
     delta: float
@@ -65,6 +68,7 @@ class PrivacyConfig:
     sampler: str = "numpy"
     neighbouring: str = "add_remove"
     noise_key: str = "secret"
+    count_share: float = DEFAULT_COUNT_SHARE
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.eps) and self.eps > 0):
@@ -90,6 +94,13 @@ class PrivacyConfig:
 
         if self.noise_key not in NOISE_KEYS:
             raise ConfigError(f"privacy.noise_key must be one of {', '.join(NOISE_KEYS)}, got {self.noise_key!r}")
+        if not (math.isfinite(self.count_share) and 0.0 <= self.count_share < 1.0):
+            raise ConfigError(f"privacy.count_share must be in [0, 1), got {self.count_share}")
+        if self.eps * (1.0 - self.count_share) < MIN_EPS:
+            raise ConfigError(
+                f"privacy.eps · (1 − privacy.count_share) = {self.eps * (1.0 - self.count_share):g} is below {MIN_EPS:g}: "
+                f"under add/remove the method would run on less than the smallest ε the accountants support"
+            )
 
 
 @dataclass(frozen=True)
@@ -312,6 +323,8 @@ class RunConfig:
             d["privacy"].pop("neighbouring")
         if self.privacy.noise_key == "secret":  # the default: keeps the hashes of the presets' jobs
             d["privacy"].pop("noise_key")
+        if self.privacy.count_share == DEFAULT_COUNT_SHARE:  # likewise
+            d["privacy"].pop("count_share")
         from dpbench.data.registry import scales_features
 
         d["tuning"] = self.tuning.semantic()
@@ -344,6 +357,7 @@ def _settings(cfg: DictConfig) -> dict[str, Any]:
             sampler=str(privacy.get("sampler", "numpy")),
             neighbouring=str(privacy.get("neighbouring", "add_remove")),
             noise_key=str(privacy.get("noise_key", "secret")),
+            count_share=_number(privacy.get("count_share", DEFAULT_COUNT_SHARE), "privacy.count_share"),
         ),
         "seed": _integer(cfg.get("seed", 0), "seed"),
         "reps": _integer(cfg.get("reps", 1), "reps"),
@@ -410,7 +424,7 @@ TOP_LEVEL_KEYS = (
     "progress", "trace", "experiment_name", "variant", "variants", "bo", "hydra",
 )
 SECTION_KEYS = {
-    "privacy": ("eps", "delta", "conversion", "sampler", "neighbouring", "noise_key"),
+    "privacy": ("eps", "delta", "conversion", "sampler", "neighbouring", "noise_key", "count_share"),
     "cv": ("folds", "test_fraction"),
     "data": ("allow_download", "row_norm", "scaling", "dtype"),
     "trace": ("every", "nonprivate", "max_share"),

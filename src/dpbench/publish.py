@@ -54,7 +54,7 @@ DATASET_KEYS = ("name", "checksum", "options", "encoding", "dim", "dtype", "scal
                 "row_norm_bound", "row_l1_bound")
 #: A ledger's keys in run.json: the budget, the accountant and the events paid for.
 LEDGER_KEYS = ("fold", "rep", "block", "runs", "accountant", "conversion", "delta", "epsilon", "eps_spent", "events",
-               "counts", "n_charges", "neighbouring", "orders", "gaussian_amplification", "tuning")
+               "counts", "n_charges", "neighbouring", "orders", "gaussian_amplification", "tuning", "count")
 #: Private tuning's public plan (K's law, the order, the score's noise); never K or the held-out count.
 TUNING_KEYS = ("order", "trial_rdp", "score_rdp", "score_noise_multiplier", "trials_mean", "trials_shape",
                "validation_fraction")

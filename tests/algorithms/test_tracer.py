@@ -1,5 +1,7 @@
 """The trace's automatic cadence: about ``max_points`` records, and with ``max_share`` = s no record
-closer than n/s rows of the algorithm's own work to the previous one (issue 19: tracing ≤ 10 % of a fit)."""
+closer than n̄/s rows of the algorithm's announced work to the previous one (tracing ≤ 10 % of a fit). The
+work is counted from public values (q·n̄ per Poisson step, n̄ per full batch), never from the rows a run
+actually touched: which iterations a trace records is published with it."""
 
 from __future__ import annotations
 
@@ -55,16 +57,23 @@ def test_full_batch_iterations_are_recorded_every_tenth_at_a_share_of_one_tenth(
     assert _iterations(tracer) == list(range(0, 101, 10))
 
 
-def test_unplanned_runs_are_spaced_by_their_counted_evaluations():
-    problem = _problem()
-    ledger = Ledger(2.0, 1e-8, RDPAccountant(**DPBLSGD().accountant_options()))
-    tracer = Tracer(problem, ledger, max_share=0.1)
-    result = DPBLSGD().fit(problem, ledger, np.random.default_rng(0), tracer)
-    recorded = _iterations(tracer)
-    assert recorded[0] == 0 and recorded[-1] == result.n_iterations
-    evaluations = [row["grad_evals"] + row["obj_evals"] for row in tracer.rows]
-    assert all(b - a >= problem.n / 0.1 for a, b in itertools.pairwise(evaluations[:-1]))
-    assert 2 < len(recorded) < result.n_iterations  # spaced, not every iteration
+def test_runs_of_unknown_length_are_spaced_by_their_public_rows_not_their_secret_batches():
+    """DP-BLSGD (Poisson batches at q = 0.05 of n̄ = 4000, adaptive stopping) announces q·n̄ = 200 rows per step:
+    with s = 0.1 a record every ⌈40,000/200⌉ = 200 steps, whatever the batches drawn. Before, the spacing
+    followed the counted evaluations Σ|B_t|, so two runs differing only in their secret batch draws recorded
+    different iterations."""
+    recorded = []
+    for seed in (0, 1):
+        problem = _problem()
+        ledger = Ledger(2.0, 1e-8, RDPAccountant(**DPBLSGD().accountant_options()))
+        tracer = Tracer(problem, ledger, max_share=0.1)
+        result = DPBLSGD(sampling_rate=0.05).fit(problem, ledger, np.random.default_rng(seed), tracer)
+        iterations = _iterations(tracer)
+        assert tracer.every == 200 and iterations[-1] == result.n_iterations
+        assert all(t % 200 == 0 for t in iterations[:-1]) and 2 < len(iterations) < result.n_iterations
+        recorded.append(iterations[:-1])
+    shorter = min(len(r) for r in recorded)
+    assert recorded[0][:shorter] == recorded[1][:shorter]
 
 
 def test_an_explicit_every_ignores_the_share():

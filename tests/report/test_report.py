@@ -38,24 +38,29 @@ def _command(name: str) -> list[str]:
 
 def _as_computed_by_this_code(sweep: Path) -> None:
     """Stamp the installed code's identity on every results row of ``sweep``, as if it had just run."""
+    from dpbench import code_identity
+
+    _stamp(sweep, code_identity.current().identity)
+
+
+def _stamp(sweep: Path, identity: str) -> None:
     import pandas as pd
 
-    from dpbench import code_identity
     from dpbench.results import write_parquet
 
     for path in sweep.rglob("results.parquet"):
-        results = pd.read_parquet(path)
-        write_parquet(results.assign(code_identity=code_identity.current().identity), path, table="results")
+        write_parquet(pd.read_parquet(path).assign(code_identity=identity), path, table="results")
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
     """The report of the two committed example sweeps (copied, so that nothing is written into the
-    checkout): han_fig2 as if computed by the installed code, the leaderboard as committed (computed by
-    older code: its jobs are stale)."""
+    checkout): han_fig2 as if computed by the installed code, the leaderboard as if computed by older code
+    (its jobs are stale)."""
     work = tmp_path_factory.mktemp("report")
     shutil.copytree(EXAMPLES, work / "sweeps")
     _as_computed_by_this_code(work / "sweeps" / "han_fig2")
+    _stamp(work / "sweeps" / "leaderboard", "0.0.0+older")
     out = work / "report.html"
     done = subprocess.run(
         [*_command("dpbench-report"), "sweeps/leaderboard", "sweeps/han_fig2", "--out", str(out)],

@@ -131,11 +131,11 @@ def test_passes_on_a_fresh_sweep_with_every_check_applied(capsys, fresh, tmp_pat
     rows = {line.split()[-1].split(",")[0]: line.split() for line in lines if line.startswith("ok ")}
     assert set(rows) == {"algorithm=dp_sgd", "algorithm=dp_gd", "algorithm=nonprivate"}
     # dp_sgd, per row: budget, eps, the ledger's own eps, RDP, PLD, and what it means: guarantee, noise, relation,
-    # releases; plus the job's config hash, its configuration and runs: 4·9 + 3
-    assert rows["algorithm=dp_sgd"][1:4] == ["4", "39", "0"]
+    # its kind, count, releases; plus the job's config hash, its configuration and runs: 4·11 + 3
+    assert rows["algorithm=dp_sgd"][1:4] == ["4", "47", "0"]
     assert rows["algorithm=dp_sgd"][5] == "=" and rows["algorithm=dp_sgd"][7] == "<="
-    # non-private, per row: eps = inf, no private ledger, guarantee; plus config hash, configuration, runs: 4·3 + 3
-    assert rows["algorithm=nonprivate"][1:4] == ["4", "15", "0"]
+    # non-private, per row: eps = inf, no private ledger, guarantee, its kind; plus config hash, configuration, runs: 4·4 + 3
+    assert rows["algorithm=nonprivate"][1:4] == ["4", "19", "0"]
     assert not any(line.startswith("note (") and SEED_NOTE in line for line in lines)  # secret noise
 
 
@@ -183,14 +183,14 @@ def test_an_edited_ledger_event_fails(capsys, fresh, tmp_path):
 
 
 def test_a_spend_over_the_budget_fails_even_when_it_recomputes(capsys, fresh, tmp_path):
-    """The row and its ledger both say the budget was 0.3 (config_hash unchanged: only a rerun would see
-    that): ε recomputes, and the budget check fails in every row."""
+    """The row and its ledgers (the method's, and the noisy count's) both say the budget was 0.3 (config_hash
+    unchanged: only a rerun would see that): ε recomputes, and the budget check fails in every row."""
     root = copy(fresh, tmp_path)
     directory = job(root, "dp_sgd")
     rewrite_results(directory / "results.parquet", lambda frame: frame.__setitem__("eps", 0.3))
     meta = json.loads((directory / "run.json").read_text())
     for ledger in meta["ledgers"]:
-        ledger["epsilon"] = 0.3
+        ledger["epsilon"] = 0.3 - ledger["count"]["epsilon"]
     (directory / "run.json").write_text(json.dumps(meta))
     status, lines, _ = verify(capsys, root)
     assert status == 1
@@ -311,8 +311,9 @@ def test_a_sweep_whose_stopping_rules_name_an_order_passes(capsys, adaptive, tmp
     for tuning, rule in (("fixed", "renyi_filter(alpha="), ("private", "repeat_and_select(alpha=")):
         frame = pq.read_table(job(root, "dp_blgd", f"tuning={tuning}") / "results.parquet").to_pandas()
         assert all(r.startswith(rule) for r in frame["stopping_rule"])
-    # per row: budget, eps, the ledger's own eps, guarantee, noise, relation, stopping order, releases; config, configuration, runs
-    assert {line.split()[2] for line in lines if line.startswith("ok ")} == {str(2 * 8 + 3)}
+    # per row: budget, eps, the ledger's own eps, guarantee, its kind, noise, relation, stopping order, count, releases;
+    # config, configuration, runs
+    assert {line.split()[2] for line in lines if line.startswith("ok ")} == {str(2 * 10 + 3)}
 
 
 def test_an_edited_stopping_order_fails_naming_both(capsys, adaptive, tmp_path):

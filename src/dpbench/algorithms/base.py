@@ -43,10 +43,12 @@ class Tracer:
     ``max_points`` records over the number of iterations the algorithm announces with
     :meth:`plan` (every iteration when it announces none), and, with ``max_share`` = s, no more
     than the fit can afford: each record evaluates F on all n training rows, so records are at
-    least n/s rows of the algorithm's own work apart — the rows per iteration it announces to
-    :meth:`plan`, or else the per-example evaluations it made (``problem.counts``): its evaluations
-    touch at most a share s of the rows the fit does (``trace.max_share``, default 0.05, which keeps
-    tracing to 5–8 % of a fit's time in docs/performance.md; None: no bound). The first record and
+    least n̄/s rows of the algorithm's own work apart, counted in the rows per iteration it announces
+    to :meth:`plan` or :meth:`pace` from public values (q·n̄ for a Poisson batch, n̄ for a full one):
+    its evaluations touch about a share s of the rows the fit does (``trace.max_share``, default
+    0.05, which keeps tracing to 5–8 % of a fit's time in docs/performance.md; None: no bound).
+    Which iterations are recorded is published with the trace, so the cadence never follows the
+    work actually done (the secret batches' sizes, or the realised n). The first record and
     the forced last one are always kept. ``test`` = (X_test, y_test) lets an
     algorithm log the test accuracy of its recorded iterates (:meth:`test_accuracy`), a measurement
     like the objective. ``nonprivate`` (``trace.nonprivate``): whether iterates that are never
@@ -72,8 +74,6 @@ class Tracer:
         # rows of the algorithm's work between records (automatic cadence with a share only), from the public
         # n̄: which iterations the trace records is published with it, so it must not follow the data's size
         self._spacing = problem.n_public / max_share if every == 0 and max_share is not None else None
-        self._planned_rows = False  # the spacing is in ``every`` (plan was told the rows per iteration)
-        self._work_at_last = 0
         self.rows: list[dict[str, Any]] = []
 
     def _eps_spent(self) -> float:
@@ -83,16 +83,18 @@ class Tracer:
         return spent if self._reported_eps is None else self._reported_eps(spent)
 
     def plan(self, n_iterations: int, rows_per_iteration: float | None = None) -> None:
-        """Announce how many iterations the run will take and, if known in advance, how many rows
-        each one processes (sets the automatic cadence)."""
+        """Announce how many iterations the run will take and, if known in advance from public values,
+        how many rows each one processes (sets the automatic cadence)."""
         if self._requested == 0:
             self.every = max(1, math.ceil(n_iterations / self._max_points))
-            if self._spacing is not None and rows_per_iteration:
-                self.every = max(self.every, math.ceil(self._spacing / rows_per_iteration))
-                self._planned_rows = True
+            self.pace(rows_per_iteration)
 
-    def _work(self) -> int:
-        return self._problem.counts.grad_evals + self._problem.counts.obj_evals
+    def pace(self, rows_per_iteration: float | None) -> None:
+        """Announce, from public values, how many rows each iteration processes (q·n̄ for a Poisson
+        batch of rate q, n̄ for a full batch) when the number of iterations is not known in advance:
+        records are then at least n̄/s rows of that work apart (automatic cadence with a share s)."""
+        if self._requested == 0 and self._spacing is not None and rows_per_iteration:
+            self.every = max(self.every, math.ceil(self._spacing / rows_per_iteration))
 
     def test_accuracy(self, w: np.ndarray) -> float:
         """Share of test rows whose label sign(xᵀw) (0 counts as +1) is right; NaN without a test set."""
@@ -109,10 +111,6 @@ class Tracer:
             return
         if self.rows and self.rows[-1]["iteration"] == iteration:
             return
-        if self._spacing is not None and not self._planned_rows:
-            if self.rows and not force and self._work() - self._work_at_last < self._spacing:
-                return
-            self._work_at_last = self._work()
         self.rows.append(
             {
                 "iteration": iteration,
@@ -196,6 +194,11 @@ class Algorithm:
         ``validation_row`` (kusner_bo: a row of the sensitive validation set V; the training set, Λ
         and |V| are public) or ``offset_vector`` (han_pwa: the whole offset vector b, replaced by one
         with max_i |b_i − b_i′| ≤ b_max, eq. (4); A, the box and b_max are public)
+    conditional_on : the assumption its guarantee rests on when no run can check it ("" when its proof
+        covers every run): its rows say ``guarantee_kind = conditional`` and ``guarantee_valid = False``
+    reads_training_size : True when the method reads the training-set size n̄ (every GLM method);
+        under add/remove the engine then releases a noisy ñ first and pays for it
+        (:mod:`dpbench.privacy.counts`)
     """
 
     name: ClassVar[str]
@@ -212,6 +215,8 @@ class Algorithm:
     paper_relation: ClassVar[str] = "add_remove"
     relation_reason: ClassVar[str] = ""
     privacy_unit: ClassVar[str] = "record"
+    reads_training_size: ClassVar[bool] = True
+    conditional_on: ClassVar[str] = ""
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {}
 
     def _require_positive(self, *keys: str, allow_none: bool = False) -> None:

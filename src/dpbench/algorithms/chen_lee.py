@@ -258,6 +258,7 @@ class DPBLSGD(_ChenLeeBase):
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         n, q = problem.n, self.sampling_rate
         normaliser = q * problem.n_public  # expected batch size L = qn̄ (public)
+        tracer.pace(normaliser)
         rho_grad, bt_budget = self._initial_budgets(ledger.epsilon)
         clip_grad, clip_obj = self.clip_grad, self.clip_obj
         eta0, chosen = self.eta0, []
@@ -355,6 +356,7 @@ class DPBLGD(_ChenLeeBase):
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         n = problem.n_public  # the full-batch normaliser L = n̄ (public)
+        tracer.pace(n)
         rho_grad, bt_budget = self._initial_budgets(ledger.epsilon)
         eta0, chosen = self.eta0, []
         w = self._initial_point(problem.dim, rng)

@@ -110,6 +110,7 @@ class DPAGD(Algorithm):
         counter = _AuthorsCounter(ledger, rho_nmax) if authors else None
         w = np.zeros(problem.dim)
         max_step, chosen = self.max_step, []
+        tracer.pace(problem.n_public)  # a full-batch gradient per iteration
         tracer.record(0, w, step_size=0.0, rho_grad=rho_ng)
         t = 0
         while self.max_iterations is None or t < self.max_iterations:

@@ -121,7 +121,7 @@ class DPSGD(Algorithm):
         lot = self.batch_size if self.batch_size is not None else int(math.sqrt(n_public) + 10)
         q = min(1.0, lot / n_public)
         sigma, n_steps = self._noise_and_steps(ledger, q)
-        tracer.plan(n_steps, rows_per_iteration=q * n)
+        tracer.plan(n_steps, rows_per_iteration=q * n_public)
 
         w = np.zeros(problem.dim)
         tracer.record(0, w, step_size=0.0)

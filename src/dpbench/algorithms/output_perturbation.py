@@ -241,7 +241,7 @@ class OutPertGD(Algorithm):
         lipschitz, beta = public_constants(self.name, problem, self.row_bound)
         eta = self.step(problem)
         T = self.iterations
-        tracer.plan(T)
+        tracer.plan(T, rows_per_iteration=problem.n_public)
         tracer.record(0, np.zeros(problem.dim), step_size=0.0)
 
         def observe(t: int, w: np.ndarray) -> None:  # non-private iterates: traced only when asked (t < T)
@@ -421,7 +421,7 @@ class OutPertRSGD(Algorithm):
         n_steps = sizes.size * steps.size
         step_of = np.repeat(steps, sizes.size)
         order = rng.permutation(problem.n)
-        tracer.plan(n_steps)
+        tracer.plan(n_steps, rows_per_iteration=float(np.mean(sizes)))
         tracer.record(0, np.zeros(problem.dim), step_size=0.0)
 
         def observe(t: int, w: np.ndarray) -> None:  # raw non-private iterates: traced only when asked (t < N)

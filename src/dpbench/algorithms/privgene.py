@@ -360,7 +360,7 @@ class PrivGene(Algorithm):
         r = self.n_rounds(problem.n_public, ledger.epsilon)
         eps_sel = per_selection_epsilon(ledger, r * self.n_parents)  # on a zCDP ledger (authors_code): √(2ρ/(r·m′))
         reg = 0.0 if self.fidelity == "authors_code" else problem.reg
-        tracer.plan(r)
+        tracer.plan(r, rows_per_iteration=pop_size * problem.n_public)  # each round scores the population
 
         parents = rng.normal(0.0, self.init_scale, size=(1, d)) if self.init_scale > 0 else np.zeros((1, d))
         tracer.record(0, parents[0], step_size=0.0)

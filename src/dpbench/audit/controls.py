@@ -30,7 +30,13 @@ from dpbench.audit.fit_targets import (
     pwa_laplace_data_target,
 )
 from dpbench.audit.float_attack import numpy_laplace_producible
-from dpbench.audit.targets import DELTA, ample_ledger, claimed_epsilon, laplace_target
+from dpbench.audit.targets import (
+    DELTA,
+    ample_ledger,
+    claimed_epsilon,
+    laplace_target,
+    training_count_target,
+)
 from dpbench.audit.tuning_target import TuningPair, repeat_and_select_target
 from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
 from dpbench.privacy.mechanisms import gaussian_mechanism, laplace_mechanism
@@ -52,6 +58,7 @@ __all__ = [
     "numpy_laplace_float_hole",
     "privgene_wide_mutation",
     "publish_batch_size",
+    "publish_realised_n",
     "publish_trials",
     "pwa_laplace_data_b_max_understated",
     "svt_lyu_alg5",
@@ -299,3 +306,16 @@ def publish_trials(epsilon: float = 4.0, mean: float = 300.0) -> Target:
                                     pair=TuningPair(held_out=0.05, shift=-1.0, slope=500.0), publish_trials=True,
                                     name="control_publish_trials")
     return dataclasses.replace(base, proof="(broken) repeat-and-select publishing K, which Thm 2 keeps hidden")
+
+
+def publish_realised_n(epsilon: float = 0.05) -> Target:
+    """BROKEN as a release: the ``training_count`` target's noisy ñ published beside the realised training size n
+    (what ``n_train`` is, and what a row's n̄ was before the count was paid): under add/remove n itself tells D
+    (100 records) from D′ (101) with certainty, so no ε covers the pair, where ñ alone is ε-DP."""
+    base = training_count_target(epsilon)
+
+    def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        return np.column_stack([base.sample(side, n, rng), np.full(n, 100.0 + side)])
+
+    return dataclasses.replace(base, name="control_publish_realised_n", sample=sample,
+                               proof="(broken) the Laplace count released with the realised count")

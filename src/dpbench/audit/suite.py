@@ -34,6 +34,7 @@ __all__ = ["CONTROLS", "TARGETS", "SuiteRow", "build", "confidence", "run_suite"
 
 TARGETS: dict[str, Callable[[], Target]] = {
     "laplace": prim.laplace_target,
+    "training_count": prim.training_count_target,
     "gaussian": prim.gaussian_target,
     "pwa_vector_laplace": prim.pwa_vector_laplace_target,
     "pwa_laplace_data": fit.pwa_laplace_data_target,
@@ -89,6 +90,7 @@ CONTROLS: dict[str, Callable[[], Target]] = {
     "control_dp_sgd_authors_fixed_batch": ctl.dp_sgd_authors_fixed_batch,
     "control_publish_batch_size": ctl.publish_batch_size,
     "control_publish_trials": ctl.publish_trials,
+    "control_publish_realised_n": ctl.publish_realised_n,
 }
 """Deliberately broken mechanisms: each MUST be a violation."""
 

@@ -15,6 +15,7 @@ from dpbench.audit.core import Target
 from dpbench.audit.probe import probe_argmax_mechanism
 from dpbench.privacy.accountant import Ledger
 from dpbench.privacy.calibrate import gaussian_noise_for_budget
+from dpbench.privacy.counts import noisy_count
 from dpbench.privacy.mechanisms import (
     exponential_mechanism,
     exponential_mechanism_probabilities,
@@ -39,6 +40,7 @@ __all__ = [
     "pwa_exponential_mcmc_target",
     "pwa_vector_laplace_target",
     "report_noisy_max_target",
+    "training_count_target",
 ]
 
 DELTA = 1e-5
@@ -73,6 +75,19 @@ def laplace_target(epsilon: float = 1.0, *, mechanism_epsilon: float | None = No
 
     return Target(name, epsilon, 0.0, sample, pair="f(D) = 0, f(D′) = Δ = 1 (L1 sensitivity 1)",
                   proof="Laplace mechanism, Dwork et al. 2006 / Dwork & Roth Thm 3.6")
+
+
+def training_count_target(epsilon: float = 0.05) -> Target:
+    """The noisy training size a run under add/remove publishes (``n_public``), by
+    :func:`~dpbench.privacy.counts.noisy_count` with its rounding and floor: n = 100 records on D, 101 on
+    D′ (one record added). Proof: the Laplace mechanism (sensitivity 1), then post-processing;
+    ε = 0.05, the share ``privacy.count_share`` takes of ε = 1."""
+
+    def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        return noisy_count(np.full(n, 100 + side), epsilon, rng, ample_ledger()).astype(float)
+
+    return Target("training_count", epsilon, 0.0, sample, pair="n = 100 records on D, 101 on D′ (add/remove)",
+                  proof="Laplace mechanism on a count (sensitivity 1), rounding and the floor at 1 are post-processing")
 
 
 def gaussian_target(epsilon: float = 1.0, delta: float = DELTA) -> Target:

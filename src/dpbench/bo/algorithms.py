@@ -101,6 +101,7 @@ class BOAlgorithm(Algorithm):
         "and group privacy for that notion is not established here"
     )
     privacy_unit: ClassVar[str] = "validation_row"
+    reads_training_size: ClassVar[bool] = False
     problem_kind: ClassVar[str] = "bo"
     supported_losses: ClassVar[frozenset[str]] = frozenset({BO_LOSS})
     unsupported_reason: ClassVar[str] = "kusner_bo methods tune the model named by bo.target (model=bo)"
@@ -173,6 +174,7 @@ class KusnerAlg1(_Assumption1Method):
     """
 
     name: ClassVar[str] = "kusner_alg1"
+    conditional_on: ClassVar[str] = "kusner_bo Assumption 1 (the validation gains are jointly a GP with the configured k1)"
     guarantee: ClassVar[str] = (
         "(eps, delta)-DP if Assumption 1 holds (gains jointly GP with the configured k1; not checkable on data)"
     )
@@ -218,6 +220,8 @@ class KusnerAlg2(_Assumption1Method):
     """
 
     name: ClassVar[str] = "kusner_alg2"
+    conditional_on: ClassVar[str] = ("kusner_bo Assumption 1 (the validation gains are jointly a GP with the configured k1) "
+                                     "and de Freitas et al. (2012)'s assumptions")
     guarantee: ClassVar[str] = (
         "(eps, delta)-DP if Assumption 1 and de Freitas et al. (2012)'s assumptions hold (not checkable)"
     )

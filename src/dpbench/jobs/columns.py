@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dpbench import __version__, code_identity
-from dpbench.jobs.ledgers import run_accountant
+from dpbench.jobs.ledgers import count_budget, method_config, run_accountant
 from dpbench.privacy.neighbouring import resolve, run_budget
 from dpbench.results import TRACE_COLUMNS, param_columns
 
@@ -29,7 +29,8 @@ RUN_COLUMNS = (
     "suboptimality", "n_iterations", "grad_evals", "obj_evals", "wall_time_s", "n_train", "n_test", "dim",
 )
 PROVENANCE_COLUMNS = (
-    "experiment", "variant", "params", "scaling", "fidelity", "guarantee_valid", "guarantee_note", "dataset_checksum",
+    "experiment", "variant", "params", "scaling", "fidelity", "guarantee_kind", "guarantee_valid", "guarantee_note",
+    "dataset_checksum",
     "config_hash", "dpbench_version", "code_identity",
 )
 #: Every results row of every kind of job carries these (a kind adds its own after them).
@@ -42,7 +43,8 @@ def identity_columns(cfg: RunConfig) -> dict[str, Any]:
     neighbouring relation and privacy unit the (ε, δ) is for and how the method meets that relation,
     the DP notion its ledger composes in, accountant, the RDP conversion its ledger used, where its
     noise's randomness came from (``noise_key``: secret or seed) and the rule
-    that makes its ε a guarantee (:func:`~dpbench.jobs.ledgers.run_accountant`)."""
+    that makes its ε a guarantee (:func:`~dpbench.jobs.ledgers.run_accountant`, built on the method's part
+    of ε when a noisy training size is paid first: :func:`~dpbench.jobs.ledgers.count_budget`)."""
     from dpbench.algorithms.registry import algorithm_class, make_algorithm
     from dpbench.privacy.filter import stopping_rule
     from dpbench.tuning import trial_budget
@@ -53,11 +55,12 @@ def identity_columns(cfg: RunConfig) -> dict[str, Any]:
     relation, mode = resolve(algorithm, cfg.privacy.neighbouring)
     run_rules, rule = None, "none"
     if cls.private:
-        eps, delta, _, _ = run_budget(algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring)
-        run_rules = run_accountant(algorithm, cfg, eps, delta)
+        method_cfg = method_config(cfg, count_budget(algorithm, cfg))
+        eps, delta, _, _ = run_budget(algorithm, method_cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring)
+        run_rules = run_accountant(algorithm, method_cfg, eps, delta)
         rule = stopping_rule(run_rules, algorithm.adaptive_stopping)
         if cfg.tuning.mode == "private" and cfg.tuning.grid:  # the run's ledger prices one repeat-and-select
-            run_rules = trial_budget(algorithm, cfg).accountant()
+            run_rules = trial_budget(algorithm, method_cfg).accountant()
             accountant, rule = "rdp", f"repeat_and_select(alpha={run_rules.orders[0]:g})"
     return {
         "paper": cls.paper,
@@ -85,11 +88,13 @@ def provenance_columns(
 ) -> dict[str, Any]:
     """The results columns that say where a row comes from: preset, hyper-parameters (as JSON in
     ``params`` and one ``p_<name>`` column each), data (and how its features were scaled), config,
-    version and the code that computed it (:mod:`dpbench.code_identity`). ``guarantee_valid`` is
-    False, and ``guarantee_note`` says why, when something the privacy guarantee does not cover
-    prepared the data, chose the hyper-parameters or ran the method (:func:`guarantee_breaches`);
+    version and the code that computed it (:mod:`dpbench.code_identity`). ``guarantee_kind`` says
+    what the (ε, δ) is (:func:`guarantee_status`); ``guarantee_valid`` is True only for a proven one
+    (and for the non-private references, which claim none), and ``guarantee_note`` says why not:
+    something the guarantee does not cover prepared the data, chose the hyper-parameters or ran the
+    method (:func:`guarantee_breaches`), or it rests on an assumption no run can check;
     ``data_breaches`` are the loader's reasons (``Dataset.info["guarantee_breaches"]``)."""
-    breaches = guarantee_breaches(cfg, scaling, data_breaches)
+    kind, reasons = guarantee_status(cfg, scaling, data_breaches)
     return {
         "experiment": cfg.experiment,
         "variant": cfg.variant,
@@ -97,8 +102,9 @@ def provenance_columns(
         **param_columns(cfg.algorithm_params),
         "scaling": scaling,
         "fidelity": cfg.algorithm_params.get("fidelity", "correct"),
-        "guarantee_valid": not breaches,
-        "guarantee_note": "; ".join(breaches),
+        "guarantee_kind": kind,
+        "guarantee_valid": not reasons,
+        "guarantee_note": "; ".join(reasons),
         "dataset_checksum": dataset_checksum,
         "config_hash": cfg.config_hash,
         "dpbench_version": __version__,
@@ -106,11 +112,39 @@ def provenance_columns(
     }
 
 
+#: The values of ``guarantee_kind``.
+GUARANTEE_KINDS = {
+    "proven": "the (ε, δ) follows from the method's proof for this configuration",
+    "conditional": "the (ε, δ) holds if an assumption holds that no run can check (the method's conditional_on)",
+    "not_covered": "something the guarantee does not cover prepared the data, chose the hyper-parameters or ran the method",
+    "none": "a non-private reference: it claims no guarantee",
+}
+
+
+def guarantee_status(cfg: RunConfig, scaling: str, data_breaches: Sequence[str] = ()) -> tuple[str, list[str]]:
+    """(``guarantee_kind``, why ``guarantee_valid`` is False — empty when it is True): ``not_covered`` with
+    :func:`guarantee_breaches`' reasons, else ``conditional`` with the assumption the method's guarantee rests
+    on (``Algorithm.conditional_on``: kusner_bo Alg. 1–2's Assumption 1, han_pwa's unmixed Metropolis chain),
+    else ``proven`` (``none`` for a non-private reference, which has nothing to break)."""
+    from dpbench.algorithms.registry import make_algorithm
+
+    breaches = guarantee_breaches(cfg, scaling, data_breaches)
+    if breaches:
+        return "not_covered", breaches
+    algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
+    if not algorithm.private:
+        return "none", []
+    if algorithm.conditional_on:
+        return "conditional", [f"conditional: {algorithm.conditional_on}"]
+    return "proven", []
+
+
 def guarantee_breaches(cfg: RunConfig, scaling: str, data_breaches: Sequence[str] = ()) -> list[str]:
     """Why a row's (ε, δ) is not a guarantee, one reason each: the features were scaled with the
     whole file (``data.scaling=whole_file``), the loader prepared the data in a way the guarantee
     does not cover (``data_breaches``, e.g. declared ranges without a public source), the
-    hyper-parameters were chosen on the test fold (``tuning=oracle``), or the method ran in a fidelity
+    hyper-parameters were chosen on the test fold (``tuning=oracle``), the training size was read
+    unpaid under add/remove (``privacy.count_share=0``), or the method ran in a fidelity
     mode that breaks its guarantee or trains on the test fold
     (:class:`~dpbench.algorithms.base.FidelityMode`). Empty when it is one."""
     from dpbench.algorithms.registry import make_algorithm
@@ -121,7 +155,13 @@ def guarantee_breaches(cfg: RunConfig, scaling: str, data_breaches: Sequence[str
     reasons.extend(data_breaches)
     if cfg.tuning.mode == "oracle":
         reasons.append("tuning=oracle: hyper-parameters chosen on the test fold")
-    mode = make_algorithm(cfg.algorithm, cfg.algorithm_params).fidelity_mode
+    algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
+    if cfg.privacy.count_share == 0.0 and algorithm.private and algorithm.reads_training_size and resolve(
+        algorithm, cfg.privacy.neighbouring
+    )[0] == "add_remove":
+        reasons.append("privacy.count_share=0: the method used the realised training size as n̄, so its (ε, δ) holds for "
+                       "zero-out neighbours, not add/remove")
+    mode = algorithm.fidelity_mode
     if mode is not None and mode.breaks_guarantee:
         reasons.append(f"fidelity={cfg.algorithm_params['fidelity']}: {mode.breaks_guarantee}")
     if mode is not None and mode.trains_on_test_fold:

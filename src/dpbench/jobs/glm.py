@@ -1,11 +1,14 @@
 """The GLM job kind: a linear model trained run by run, fold × rep, each run on its own fold and
 random stream (``SeedSequence`` of (seed, fold, rep)) and its own privacy ledger, whose spend is
-checked against the budget before the row is kept. F* comes from a non-private solve of the same
+checked against the budget before the row is kept. Under add/remove a run first releases a noisy
+training size ñ, paid from its ε, and the method runs with n̄ = ñ on the rest
+(:mod:`dpbench.privacy.counts`). F* comes from a non-private solve of the same
 fold, cached on disk (:func:`optimum`). An interrupted job resumes from the runs it finished
 (:mod:`dpbench.resume`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -25,7 +28,12 @@ from dpbench.jobs.columns import (
     trace_identity,
 )
 from dpbench.jobs.kind import JobOutput
-from dpbench.jobs.ledgers import accountant_options, run_ledger
+from dpbench.jobs.ledgers import (
+    accountant_options,
+    count_budget,
+    method_config,
+    run_ledger,
+)
 from dpbench.jobs.splits import (
     Split,
     check_finite,
@@ -33,6 +41,8 @@ from dpbench.jobs.splits import (
     make_splits,
     public_row_norm,
 )
+from dpbench.privacy.counts import COUNT_STREAM, release_count
+from dpbench.privacy.noise_key import noise_seed
 from dpbench.results import TRACE_COLUMNS, write_json
 from dpbench.tuning import FitContext, fit
 
@@ -40,6 +50,7 @@ if TYPE_CHECKING:
     from dpbench.algorithms.base import FidelityMode, FitResult
     from dpbench.config import RunConfig
     from dpbench.data import Dataset
+    from dpbench.privacy.counts import CountBudget
     from dpbench.problems import GLMProblem
     from dpbench.resume import RunStore
 
@@ -65,6 +76,7 @@ class GLMJob:
         check_finite(dataset)
         splits = make_splits(dataset, cfg, algorithm.fidelity_mode)
         identity = identity_columns(cfg)  # the same in every row
+        budget = count_budget(algorithm, cfg)  # ε_n for a noisy n̄ under add/remove, the rest to the method
 
         rows: list[dict[str, Any]] = []
         traces: list[pd.DataFrame] = []
@@ -76,7 +88,7 @@ class GLMJob:
                 fstar = optimum(split, cfg, dataset.checksum, fold, algorithm.fidelity_mode)
                 for rep in range(cfg.reps):
                     (row, trace, ledger_summary), resumed = store.run(
-                        fold, rep, functools.partial(_run_one, algorithm, split, cfg, dataset, fold, rep, fstar, identity)
+                        fold, rep, functools.partial(_run_one, algorithm, split, cfg, budget, dataset, fold, rep, fstar, identity)
                     )
                     n_resumed += resumed
                     rows.append(row)
@@ -95,21 +107,33 @@ class GLMJob:
 GLM_JOB = GLMJob()
 
 
-def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: int, rep: int, fstar: float, identity: dict):
+def _run_one(
+    algorithm, split: Split, cfg: RunConfig, budget: CountBudget, dataset: Dataset, fold: int, rep: int, fstar: float,
+    identity: dict,
+):
     import pandas as pd
 
     row_norm = public_row_norm(dataset, cfg)
     problem = _problem(split.X_train, split.y_train, cfg, dataset, row_norm, split.public_n)  # the fold's: objectives
     trained = fit_split(split, algorithm.fidelity_mode)  # the rows the method trains on (the fold's, but for some modes)
+    count = None
+    if budget.paid:  # n̄ = ñ, a Laplace count of the rows trained on, from the run's secret noise stream
+        n_released, count = release_count(
+            trained.public_n, budget.count_eps, cfg.privacy.delta, np.random.default_rng(noise_seed(cfg.seed, fold, rep, COUNT_STREAM))
+        )
+        trained = dataclasses.replace(trained, released_n=n_released)
+    method_cfg = method_config(cfg, budget)  # the method's part of ε
     context = FitContext(
-        cfg=cfg, split=trained, fold=fold, rep=rep,
+        cfg=method_cfg, split=trained, fold=fold, rep=rep,
         problem=problem if trained is split else _problem(trained.X_train, trained.y_train, cfg, dataset, row_norm, trained.public_n),
         make_problem=lambda X, y, public_n: _problem(X, y, cfg, dataset, row_norm, public_n),
-        make_ledger=lambda method: run_ledger(method, cfg),
-        accountant_options=lambda method: accountant_options(method, cfg),
+        make_ledger=lambda method: run_ledger(method, method_cfg),
+        accountant_options=lambda method: accountant_options(method, method_cfg),
     )
     fitted = fit(algorithm, context)
-    result, ledger, eps_spent, tracer = fitted.result, fitted.ledger, fitted.eps_spent, fitted.tracer
+    result, ledger, tracer = fitted.result, fitted.ledger, fitted.tracer
+    eps_count = count["eps_spent"] if count is not None else 0.0
+    eps_spent = fitted.eps_spent + eps_count  # basic composition: the count, then the method
     if ledger is not None and not eps_spent <= cfg.privacy.eps:
         raise PrivacyViolation(f"{cfg.algorithm} spent ε = {eps_spent!r} > budget {cfg.privacy.eps!r} (fold {fold}, rep {rep})")
     if result.w is not None and not np.all(np.isfinite(result.w)):
@@ -118,6 +142,7 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
     train_obj, test_obj = _objectives(result, problem, split)
     row = {
         **identity,
+        **_chosen_rule(cfg, fitted.columns),
         "eps_spent": float(eps_spent),
         "fold": fold,
         "rep": rep,
@@ -135,6 +160,8 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
         "n_train": fitted.problem.n,
         "n_test": int(split.y_test.shape[0]),
         "dim": problem.dim,
+        "eps_count": float(eps_count),
+        "n_public": trained.public_n,
         **provenance_columns(cfg, dataset.checksum, dataset.info["scaling"], dataset.info["guarantee_breaches"]),
         **fitted.columns,
     }
@@ -142,10 +169,24 @@ def _run_one(algorithm, split: Split, cfg: RunConfig, dataset: Dataset, fold: in
     trace.insert(0, "rep", rep)
     trace.insert(0, "fold", fold)
     trace = trace.assign(**trace_identity(cfg))
+    if eps_count:  # the count was paid before the method's first release
+        trace["eps_spent"] = trace["eps_spent"] + eps_count
     summary = ledger.summary() if ledger is not None else {"accountant": "none", "eps_spent": math.inf}
+    if count is not None:
+        summary["count"] = count
     if fitted.info:
         summary["tuning"] = fitted.info
     return row, trace, summary
+
+
+def _chosen_rule(cfg: RunConfig, columns: dict[str, Any]) -> dict[str, Any]:
+    """``tuning=oracle``: the stopping rule of the grid point it chose (each point's filter is fixed from
+    its own setting), in place of the configured point's; nothing for the other modes."""
+    setting = json.loads(columns.get("tuned_params", "{}"))
+    if cfg.tuning.mode != "oracle" or not setting:
+        return {}
+    chosen = dataclasses.replace(cfg, algorithm_params={**cfg.algorithm_params, **setting})
+    return {"stopping_rule": identity_columns(chosen)["stopping_rule"]}
 
 
 def _accuracy(result: FitResult, X, y) -> float:

@@ -7,18 +7,40 @@ written (docs/privacy.md).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from dpbench.privacy.counts import CountBudget, no_count, split_budget
 from dpbench.privacy.neighbouring import (
     group_privacy_epsilon,
     native_epsilon,
+    resolve,
     run_budget,
 )
 
 if TYPE_CHECKING:
     from dpbench.config import RunConfig
     from dpbench.privacy.accountant import Accountant, Ledger
+
+
+def count_budget(algorithm, cfg: RunConfig) -> CountBudget:
+    """How a run's ε splits between a noisy training-set size and the method
+    (:mod:`dpbench.privacy.counts`): ``privacy.count_share``·ε pays for ñ when a private method that
+    reads the training size (``reads_training_size``) runs under add/remove; otherwise the method
+    gets the whole ε."""
+    relation, _ = resolve(algorithm, cfg.privacy.neighbouring)
+    if not (algorithm.private and algorithm.reads_training_size and relation == "add_remove"):
+        return no_count(cfg.privacy.eps)
+    return split_budget(cfg.privacy.eps, cfg.privacy.count_share)
+
+
+def method_config(cfg: RunConfig, budget: CountBudget) -> RunConfig:
+    """``cfg`` with the method's part of the budget as ``privacy.eps``: what the method, its ledger,
+    its tuning plan and its stopping rule are built from (``cfg`` itself when nothing is paid for n)."""
+    if budget.method_eps == cfg.privacy.eps:
+        return cfg
+    return dataclasses.replace(cfg, privacy=dataclasses.replace(cfg.privacy, eps=budget.method_eps))
 
 
 def run_ledger(algorithm, cfg: RunConfig) -> tuple[Ledger, Callable[[float], float]]:

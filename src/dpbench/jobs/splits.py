@@ -18,21 +18,23 @@ if TYPE_CHECKING:
 
 @dataclass
 class Split:
-    """One fold: training and test data."""
+    """One fold: training and test data, and the training size the methods may read when it was
+    released by a noisy count (``released_n``; :mod:`dpbench.privacy.counts`)."""
 
     X_train: Any
     y_train: np.ndarray
     X_test: Any
     y_test: np.ndarray
+    released_n: int | None = None
 
     @property
     def public_n(self) -> int:
-        """n̄, the fold's training size as a public constant. A dataset's record count and label
-        counts are published with it (UCI lists both for Adult and Bank) and the stratified splits'
-        fold sizes follow from them and the public seed alone (sklearn allocates each class's rows to
-        folds by count, whatever the shuffle), so n̄ is fixed before the private rows are read; the
-        methods use it, not the size of the data they are given (docs/privacy.md)."""
-        return int(self.y_train.shape[0])
+        """n̄, the training size the methods use as a public constant, never the size of the data they
+        are given: the noisy count ñ released under add/remove (``released_n``), else the fold's size —
+        public under replace-one, where n is fixed (the stratified folds' sizes follow from the
+        published record and label counts and the public seed alone), and outside the guarantee under
+        add/remove with ``privacy.count_share=0`` (docs/privacy.md)."""
+        return int(self.y_train.shape[0]) if self.released_n is None else self.released_n
 
 
 def make_splits(dataset: Dataset, cfg: RunConfig, mode: FidelityMode | None = None) -> list[Split]:

@@ -84,6 +84,7 @@ class PWAAlgorithm(Algorithm):
     paper_relation: ClassVar[str] = "replace_one"
     relation_reason: ClassVar[str] = "it protects the whole offset vector b, replaced by one within b_max (eq. 4)"
     privacy_unit: ClassVar[str] = "offset_vector"
+    reads_training_size: ClassVar[bool] = False
     secure_sampler: ClassVar[bool] = False  # vector Laplace, Metropolis chains and Gumbel-max drawn in dpbench.pwa
     problem_kind: ClassVar[str] = "pwa"
     supported_losses: ClassVar[frozenset[str]] = frozenset({PWA_LOSS})
@@ -138,6 +139,7 @@ class PWAExponential(PWAAlgorithm):
     """
 
     name: ClassVar[str] = "pwa_exponential"
+    conditional_on: ClassVar[str] = "han_pwa's Metropolis chain has mixed to the exponential mechanism (not certified)"
     accountant: ClassVar[str] = "approx"
     eta: float = DEFAULT_ETA
     n_steps: int = DEFAULT_MCMC_STEPS

@@ -5,7 +5,8 @@ Per results row:
 * **eps** — ``eps_spent`` equals ε recomputed from the ledger summary the row was charged on
   (:func:`dpbench.privacy.recompute.recompute_epsilon`) to :data:`RTOL` relative, mapped to the
   reported ε as the job did (2ε′ for a method that meets replace-one by group privacy, whose ledger
-  holds the add/remove budget :func:`~dpbench.privacy.neighbouring.group_privacy_budget`); the
+  holds the add/remove budget :func:`~dpbench.privacy.neighbouring.group_privacy_budget`; plus the
+  count ledger's ε for a run that paid for a noisy training size first); the
   summary's own ``eps_spent`` is that recomputation too. ``delta_spent`` (han_pwa, kusner_bo) equals
   Σ count·δ of the recorded (ε, δ) events. A non-private row reports ε = ∞ and has no private ledger.
 * **budget** — ``eps_spent ≤ eps`` (and ``delta_spent ≤ delta``) for every private row.
@@ -25,21 +26,27 @@ What each row means, against that configuration (:class:`Meaning`):
   :func:`~dpbench.privacy.neighbouring.resolve` gives for the row's method and hyper-parameters under the
   configured ``privacy.neighbouring`` (a relation the method meets), and the ledger was charged under the
   relation that implies: the row's, or add/remove when it meets replace-one by group privacy;
-* **guarantee** (every row) — ``guarantee_valid`` is true only when
-  :func:`~dpbench.jobs.columns.guarantee_breaches` of the configuration, its dataset's recorded scaling and
-  the dataset's recorded ``guarantee_breaches`` (run.json ``dataset``; absent: none) is empty, with an
+* **guarantee** (every row) — ``guarantee_kind`` is what :func:`~dpbench.jobs.columns.guarantee_status`
+  gives for the configuration (proven, conditional, not_covered, none), and ``guarantee_valid`` is true only
+  when its reasons — :func:`~dpbench.jobs.columns.guarantee_breaches` of the configuration, its dataset's
+  recorded scaling and the dataset's recorded ``guarantee_breaches`` (run.json ``dataset``; absent: none),
+  or the assumption a conditional guarantee rests on — are none, with an
   empty ``guarantee_note``; a false one has a note that says every such reason (it may say more: a job
   kind that records no dataset scaling);
 * **stopping order** (private rows whose ``stopping_rule`` names an order α, or whose configuration
   implies one, when the configuration claims the guarantee) — the rule is the one dpbench fixes from
   public values only (:func:`~dpbench.jobs.columns.identity_columns`), and the ledger's ``orders``
   contain its α. Rows outside the guarantee are not checked: under ``tuning=oracle`` each grid point's
-  filter is fixed from its own setting, while the column names the configured setting's α;
+  filter is fixed from its own setting, and the column names the chosen point's α, which the
+  configuration alone does not determine;
 * **releases** (private rows) — every ``release`` column the row fills (:mod:`dpbench.schema`; not
   NaN, not empty, not ``{}``) is paid for by its ledger: any filled one needs a ledger with events, and
   the columns of :data:`PAID_BY` need their event (``tuning_score`` and ``tuned_params``: a
   ``RepeatAndSelectEvent``). :data:`PAID_BY` applies when the configuration claims the guarantee:
   ``tuning=oracle`` fills ``tuned_params`` from the test fold, and its rows say so;
+* **count** (private rows) — a run whose configuration pays for a noisy training size (add/remove,
+  :func:`~dpbench.jobs.ledgers.count_budget`) has run.json's ``count`` ledger, one Laplace count at that
+  ε_n, which its ``eps_count`` reports; a run that pays nothing has none (:func:`check_count`);
 * **noise** (private rows) — ``noise_key=secret`` needs run.json's ``noise`` record of a secret key
   file. A row with ``noise_key=seed``, or from a file without the column, is a note
   (:data:`SEED_NOTE`), not a failure: its noise replays from the public seed.
@@ -213,15 +220,27 @@ def check_config_hash(hashes: set[str], recorded: Any) -> str | None:
 
 def reporting(summary: Mapping[str, Any], eps: float, delta: float) -> tuple[Callable[[float], float], Callable[[float], float]] | None:
     """(ledger ε → reported ε, reported ε → ledger ε) for a run whose budget is (eps, delta): identity
-    when the ledger holds that budget, ε ↦ 2ε when it holds the group-privacy budget (ε/2, δ/(1 + e^{ε/2}));
-    None when it holds neither."""
+    when the ledger holds that budget, ε ↦ 2ε when it holds the group-privacy budget (ε/2, δ/(1 + e^{ε/2})),
+    ε ↦ ε + ε_n when the run first paid ε_n for a noisy training size (the summary's ``count``, a ledger
+    of its own: :mod:`dpbench.privacy.counts`) and the method's ledger holds the rest, eps − ε_n;
+    None when it holds none of these."""
     from dpbench.privacy.neighbouring import (
         group_privacy_budget,
         group_privacy_epsilon,
         native_epsilon,
     )
+    from dpbench.privacy.recompute import recompute_epsilon
 
     budget = (summary.get("epsilon"), summary.get("delta"))
+    count = summary.get("count")
+    if isinstance(count, Mapping):
+        method_eps, count_eps = budget[0], count.get("epsilon")
+        if not (budget[1] == delta and all(isinstance(e, (int, float)) for e in (method_eps, count_eps))):
+            return None
+        if not (method_eps + count_eps <= eps and math.isclose(method_eps + count_eps, eps, rel_tol=1e-12)):
+            return None
+        paid = recompute_epsilon(count)
+        return (lambda spent: spent + paid), (lambda reported: reported - paid)
     if budget == (eps, delta):
         return native_epsilon, native_epsilon
     try:
@@ -284,18 +303,24 @@ def check_independent(verdict, ours: float, row_context: str = "") -> tuple[str,
 @dataclass(frozen=True)
 class Meaning:
     """What a job's configuration implies for its rows: the relation it asked for (``privacy.neighbouring``),
-    why its (ε, δ) is not a guarantee (empty when it is) and the stopping rule fixed from public values."""
+    why its (ε, δ) is not a proven guarantee (empty when it is) and what it is (``kind``,
+    :func:`~dpbench.jobs.columns.guarantee_status`), the stopping rule fixed from public values and
+    the ε its runs pay for a noisy training size (0: none; :func:`~dpbench.jobs.ledgers.count_budget`)."""
 
     requested: str
     breaches: tuple[str, ...]
     stopping_rule: str
+    count_eps: float = 0.0
+    kind: str = "proven"
 
 
 def job_meaning(meta: Mapping[str, Any]) -> Meaning:
     """The :class:`Meaning` of run.json's ``config`` (validated again) and ``dataset``; a ValueError naming
     why when the configuration does not hash to run.json's ``config_hash`` (guards against checking rows
     against a configuration edited after the run), :class:`ConfigurationRefused` when it cannot be built."""
-    from dpbench.jobs.columns import guarantee_breaches, identity_columns
+    from dpbench.algorithms.registry import make_algorithm
+    from dpbench.jobs.columns import guarantee_status, identity_columns
+    from dpbench.jobs.ledgers import count_budget
     from dpbench.verify.rerun import recorded_config
 
     try:
@@ -304,8 +329,9 @@ def job_meaning(meta: Mapping[str, Any]) -> Meaning:
             raise ValueError(f"the configuration in {RUN_FILE} hashes to {cfg.config_hash}, not its config_hash "
                              f"{meta.get('config_hash')}")
         dataset = meta.get("dataset") or {}
-        breaches = guarantee_breaches(cfg, dataset.get("scaling", "none"), dataset.get("guarantee_breaches") or ())
-        return Meaning(cfg.privacy.neighbouring, tuple(breaches), identity_columns(cfg)["stopping_rule"])
+        kind, breaches = guarantee_status(cfg, dataset.get("scaling", "none"), dataset.get("guarantee_breaches") or ())
+        count_eps = count_budget(make_algorithm(cfg.algorithm, cfg.algorithm_params), cfg).count_eps
+        return Meaning(cfg.privacy.neighbouring, tuple(breaches), identity_columns(cfg)["stopping_rule"], count_eps, kind)
     except ValueError:
         raise
     except Exception as exc:  # noqa: BLE001 — Hydra, OmegaConf and the config checks raise many types
@@ -415,6 +441,31 @@ def check_releases(released: Sequence[str], events: set[str], guarantee: bool) -
     return f"it releases {', '.join(unpaid)}, which its ledger in {RUN_FILE} does not pay for" if unpaid else None
 
 
+def check_count(count_eps: float, count: Any, row_eps_count: Any) -> str | None:
+    """None when a private row paid for its training size as its configuration says: a ``count`` ledger of
+    budget ``count_eps`` holding one LaplaceEvent, whose ε the row's ``eps_count`` reports, when
+    ``count_eps`` > 0; no ``count`` ledger (and ``eps_count`` 0 or absent) when it is 0. Guards against an
+    n̄ read off the data under add/remove without being paid for, and against a count paid but not reported."""
+    from dpbench.privacy.recompute import recompute_epsilon
+
+    if count_eps == 0.0:
+        if count is not None:
+            return f"its ledger in {RUN_FILE} pays for a training-size count its configuration does not ask for"
+        return None if row_eps_count is None or not filled(row_eps_count) or float(row_eps_count) == 0.0 else (
+            f"eps_count {row_eps_count!r}, but its configuration pays nothing for the training size")
+    if not isinstance(count, Mapping):
+        return (f"its configuration pays ε_n = {count_eps!r} for a noisy training size under add/remove, but its ledger in "
+                f"{RUN_FILE} records no count: n̄ was read off the data")
+    if not math.isclose(float(count.get("epsilon", math.nan)), count_eps, rel_tol=1e-12) or "LaplaceEvent" not in event_types(
+        count.get("events") or []
+    ):
+        return f"its count ledger in {RUN_FILE} is not one Laplace count at ε_n = {count_eps!r}"
+    paid = recompute_epsilon(count)
+    if row_eps_count is None or relative_difference(float(row_eps_count), paid) > RTOL:
+        return f"eps_count {row_eps_count!r} in {RESULTS_FILE}, {paid!r} recomputed from its count ledger in {RUN_FILE}"
+    return None
+
+
 def check_noise(noise_key: Any, record: Any) -> str | None:
     """None when a private row with ``noise_key=secret`` comes from a job whose run.json ``noise`` record
     names a secret key file; else what is missing (a private row's key is secret or seed). Guards
@@ -503,6 +554,10 @@ class Verifier:
             note = row.get("guarantee_note")
             message = check_guarantee(bool(row["guarantee_valid"]), None if note is None else str(note), meaning.breaches)
             report.check(message is None, where, message or "")
+            kind = row.get("guarantee_kind")
+            if kind is not None:  # older files lack the column
+                report.check(kind == meaning.kind, where, f"guarantee_kind {kind!r} in {RESULTS_FILE}, but its configuration in "
+                                                          f"{RUN_FILE} makes it {meaning.kind!r}")
             if private.iloc[i]:
                 self._private_meaning(report, row, where, meaning, by_run.get(key), meta.get("noise"), releases)
 
@@ -518,10 +573,12 @@ class Verifier:
         message = check_relation(row["algorithm"], str(row["params"]), row["neighbouring"], row["relation_conversion"],
                                  summary.get("neighbouring"), meaning.requested)
         report.check(message is None, where, message or "")
-        guarantee = not meaning.breaches
+        guarantee = meaning.kind in ("proven", "conditional")  # what the run claims, whether or not it is proven
         if guarantee and (names_order(row["stopping_rule"]) or names_order(meaning.stopping_rule)):
             message = check_stopping_order(row["stopping_rule"], meaning.stopping_rule, summary.get("orders"))
             report.check(message is None, where, message or "")
+        message = check_count(meaning.count_eps, summary.get("count"), row.get("eps_count"))
+        report.check(message is None, where, message or "")
         released = [c for c in releases if filled(row[c])]
         message = check_releases(released, event_types(summary.get("events") or []), guarantee)
         report.check(message is None, where, message or "")
