@@ -66,7 +66,8 @@ class GLMProblem:
         rows). Private methods use n̄, never the number of rows they are given, for everything they
         normalise or charge (rates q = L/n̄, means Σ/n̄, round counts), so that the run is the same
         mechanism on D and on D with a record added or removed (``privacy.neighbouring=add_remove``).
-        The engine sets it to the fold's size from the dataset's published size and label counts
+        The engine sets it to the paid noisy count ñ under add/remove (:mod:`dpbench.privacy.counts`),
+        to the fold's size under replace-one, where the relation fixes n.
 
     No method may look at the data to decide whether its assumptions hold (an abort that fires on a
     dataset reveals a fact about it): :meth:`within` restricts the rows to public bounds instead.
