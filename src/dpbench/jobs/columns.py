@@ -10,7 +10,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dpbench import __version__, code_identity
-from dpbench.jobs.ledgers import count_budget, method_config, run_accountant
+from dpbench.jobs.ledgers import (
+    count_budget,
+    method_config,
+    reads_private_size,
+    run_accountant,
+)
 from dpbench.privacy.neighbouring import resolve, run_budget
 from dpbench.results import TRACE_COLUMNS, param_columns
 
@@ -156,9 +161,7 @@ def guarantee_breaches(cfg: RunConfig, scaling: str, data_breaches: Sequence[str
     if cfg.tuning.mode == "oracle":
         reasons.append("tuning=oracle: hyper-parameters chosen on the test fold")
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
-    if cfg.privacy.count_share == 0.0 and algorithm.private and algorithm.reads_training_size and resolve(
-        algorithm, cfg.privacy.neighbouring
-    )[0] == "add_remove":
+    if cfg.privacy.count_share == 0.0 and reads_private_size(algorithm, cfg):
         reasons.append("privacy.count_share=0: the method used the realised training size as n̄, so its (ε, δ) holds for "
                        "zero-out neighbours, not add/remove")
     mode = algorithm.fidelity_mode

@@ -24,13 +24,17 @@ if TYPE_CHECKING:
     from dpbench.privacy.accountant import Accountant, Ledger
 
 
+def reads_private_size(algorithm, cfg: RunConfig) -> bool:
+    """Whether the run's method reads a training size that is private: a private method that reads it
+    (``reads_training_size``) under add/remove, where n is a count of the data."""
+    return algorithm.private and algorithm.reads_training_size and resolve(algorithm, cfg.privacy.neighbouring)[0] == "add_remove"
+
+
 def count_budget(algorithm, cfg: RunConfig) -> CountBudget:
     """How a run's ε splits between a noisy training-set size and the method
-    (:mod:`dpbench.privacy.counts`): ``privacy.count_share``·ε pays for ñ when a private method that
-    reads the training size (``reads_training_size``) runs under add/remove; otherwise the method
-    gets the whole ε."""
-    relation, _ = resolve(algorithm, cfg.privacy.neighbouring)
-    if not (algorithm.private and algorithm.reads_training_size and relation == "add_remove"):
+    (:mod:`dpbench.privacy.counts`): ``privacy.count_share``·ε pays for ñ when the method reads a private
+    size (:func:`reads_private_size`); otherwise the method gets the whole ε."""
+    if not reads_private_size(algorithm, cfg):
         return no_count(cfg.privacy.eps)
     return split_budget(cfg.privacy.eps, cfg.privacy.count_share)
 
