@@ -11,7 +11,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from dpbench import code_identity
+from dpbench import code_identity, code_meaning
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
 from dpbench.resume import RunStore
@@ -43,16 +43,52 @@ def test_the_source_hash_follows_the_code_that_computes_results_and_only_that(tm
     assert original == code_identity.source_sha256(code_identity.PACKAGE_DIR)
     assert original.startswith(code_identity.current().identity.split("+src.")[1])
 
-    (package / "plot" / "figures_extra.py").write_text("# a new figure reads results, computes none\n")
-    (package / "status.py").write_text((package / "status.py").read_text() + "\n# edited\n")
+    (package / "plot" / "figures_extra.py").write_text("def figure():\n    return 1\n")  # reads results only
+    (package / "status.py").write_text((package / "status.py").read_text() + "\nEDITED = True\n")
     assert code_identity.source_sha256(package) == original
 
     engine = package / "algorithms" / "dp_sgd.py"
-    engine.write_text(engine.read_text().replace("\n", "\n\n", 1))  # a change of one byte
+    source = engine.read_text()
+    engine.write_text(source.replace('"""', '"""Reworded. ', 1).replace("\n", "\n\n# a comment\n", 1))
+    assert code_identity.source_sha256(package) == original  # a docstring, a comment, a blank line
+    engine.write_text(f"{source}\nEDITED = True\n")  # one new statement
     changed = code_identity.source_sha256(package)
     assert changed != original
-    (package / "algorithms" / "new_method.py").write_text("")
+    (package / "algorithms" / "new_method.py").write_text("def fit():\n    return 0\n")
     assert code_identity.source_sha256(package) not in (original, changed)
+
+
+def _digest(root, files: dict[str, str]) -> str:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return code_meaning.meaning_digest(root, sorted(root.rglob("*.py")))
+
+
+STEP = 'def step(x):\n    """One step."""\n    return x + 1\n'
+CALLER = "def run():\n    return step(2)\n"
+
+
+def test_moving_a_definition_or_a_module_keeps_the_meaning(tmp_path):
+    """The refactors a new layout needs (a function to another module, a module to another package,
+    relative imports, a re-export) keep the digest: the code a result runs is the same."""
+    before = _digest(tmp_path / "a" / "dpbench", {
+        "__init__.py": "", "maths.py": STEP, "job.py": f"from dpbench.maths import step\n{CALLER}"})
+    moved = _digest(tmp_path / "b" / "dpbench", {
+        "__init__.py": "", "kinds/__init__.py": "from .glm.steps import step\n", "kinds/glm/__init__.py": "",
+        "kinds/glm/steps.py": STEP.replace('"""One step."""', "# reworded"),
+        "kinds/glm/job.py": f"from dpbench.kinds import step  # via the re-export\n\n\n{CALLER}"})
+    assert moved == before
+
+
+def test_what_a_statement_says_changes_the_meaning(tmp_path):
+    """A changed constant, and an import that now reaches another definition of the same name, each stale."""
+    base = {"__init__.py": "", "maths.py": STEP, "other.py": STEP.replace("x + 1", "x - 1"),
+            "job.py": f"from dpbench.maths import step\n{CALLER}"}
+    before = _digest(tmp_path / "a" / "dpbench", base)
+    assert _digest(tmp_path / "b" / "dpbench", {**base, "maths.py": STEP.replace("x + 1", "x + 2")}) != before
+    assert _digest(tmp_path / "c" / "dpbench", {**base, "job.py": f"from dpbench.other import step\n{CALLER}"}) != before
+    assert _digest(tmp_path / "d" / "dpbench", {**base, "job.py": f"from numpy import step\n{CALLER}"}) != before
 
 
 def test_results_and_run_json_record_the_code_identity(compose_run_config, tmp_path):

@@ -3,9 +3,11 @@ results, and the git commit when the source is a git checkout.
 
 A job's results rows carry the identity (column ``code_identity``, e.g. ``0.1.0+src.3fa2b1c9d0e4``)
 and ``run.json`` the whole record. Because the version alone does not change with every fix, the
-identity hashes the source itself: every ``*.py`` file of the installed ``dpbench`` package (its
-path relative to the package and its bytes, in path order), except the parts that only read
-results and never compute them (:data:`READERS_ONLY`). A job whose rows were computed by another
+identity hashes what the source says: every ``*.py`` file of the installed ``dpbench`` package,
+except the parts that only read results and never compute them (:data:`READERS_ONLY`), digested by
+:func:`dpbench.code_meaning.meaning_digest`, which ignores formatting, comments, docstrings and where
+a definition lives, so a refactor that only moves or documents code leaves finished results
+current, and any change to a statement stales them. A job whose rows were computed by another
 identity is *stale*: ``resume=strict`` (the default) computes it again, ``resume=keep`` keeps it and
 ``dpbench-status`` and ``dpbench-report`` show it as stale. The identity is not part of the job's
 ``config_hash``: the same configuration computed by other code is the same job, possibly stale.
@@ -16,13 +18,13 @@ Importing this module imports nothing heavy; :func:`current` reads the source on
 from __future__ import annotations
 
 import functools
-import hashlib
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from dpbench import __version__
+from dpbench.code_meaning import meaning_digest
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 READERS_ONLY = ("plot", "report", "verify", "audit", "status.py", "cli_help.py")
@@ -33,7 +35,8 @@ DIGEST_CHARS = 12
 
 @dataclass(frozen=True)
 class CodeIdentity:
-    """``identity`` = ``<version>+src.<first 12 hex digits of source_sha256>``; git_commit and
+    """``identity`` = ``<version>+src.<first 12 hex digits of source_sha256>`` (the meaning digest,
+    under its first name); git_commit and
     git_dirty are None outside a git checkout (an installed wheel)."""
 
     identity: str
@@ -56,13 +59,8 @@ def source_files(package_dir: Path = PACKAGE_DIR) -> list[Path]:
 
 
 def source_sha256(package_dir: Path = PACKAGE_DIR) -> str:
-    """sha256 over (relative path, NUL, length, NUL, bytes) of every file of :func:`source_files`."""
-    digest = hashlib.sha256()
-    for path in source_files(package_dir):
-        data = path.read_bytes()
-        digest.update(f"{path.relative_to(package_dir).as_posix()}\0{len(data)}\0".encode())
-        digest.update(data)
-    return digest.hexdigest()
+    """The meaning digest (:func:`dpbench.code_meaning.meaning_digest`) of :func:`source_files`."""
+    return meaning_digest(package_dir, source_files(package_dir))
 
 
 def _git(*args: str) -> str | None:
