@@ -91,7 +91,8 @@ from dpbench.algorithms.privgene import (
 from dpbench.algorithms.sampling import poisson_subsample
 from dpbench.config import TRACE_MAX_SHARE
 from dpbench.data import load_dataset
-from dpbench.privacy.accountant import _SHARED_PRICES, Ledger, RDPAccountant
+from dpbench.privacy.accountants import _SHARED_PRICES, RDPAccountant
+from dpbench.privacy.ledger import Ledger
 from dpbench.problems import make_problem
 from dpbench.problems.losses import LogisticLoss
 

@@ -80,7 +80,7 @@ def test_reference_baselines_record_infinite_epsilon(compose_run_config, tmp_pat
 
 def test_overspending_algorithm_is_caught(compose_run_config, tmp_path, monkeypatch):
     """A (deliberately broken) ledger that under-reports would let a run overspend: the engine must stop it."""
-    from dpbench.privacy.accountant import Ledger
+    from dpbench.privacy.ledger import Ledger
 
     monkeypatch.setattr(Ledger, "eps_spent", property(lambda self: self.epsilon * 1.01))
     with pytest.raises(PrivacyViolation, match="spent"):

@@ -2,7 +2,7 @@
 
 For each algorithm of the registry, one tiny job runs through :func:`dpbench.engine.run_job`. run.json
 keeps one ledger summary per run; its ``events`` list the distinct events the run was charged, with
-their counts (:func:`~dpbench.privacy.accountant.events_from_summary` reads them back). From them alone a
+their counts (:func:`~dpbench.privacy.serialize.events_from_summary` reads them back). From them alone a
 fresh accountant of the recorded kind prices each event, :mod:`dpbench.privacy.recompute` composes the
 costs itself (no Ledger code) and converts at the recorded δ: that ε must equal the row's ``eps_spent``
 to 1e-9 relative (the same recomputation ``dpbench-verify`` applies to results on disk). A
@@ -27,13 +27,7 @@ from dpbench.engine import run_job
 from dpbench.errors import ConfigError
 from dpbench.jobs.ledgers import count_budget
 from dpbench.privacy import events as events_module
-from dpbench.privacy.accountant import (
-    Ledger,
-    RDPAccountant,
-    event_from_json,
-    event_to_json,
-    events_from_summary,
-)
+from dpbench.privacy.accountants import RDPAccountant
 from dpbench.privacy.events import (
     ApproxDPEvent,
     ComposedEvent,
@@ -50,7 +44,13 @@ from dpbench.privacy.events import (
     SampledWithoutReplacementEvent,
     ZCDPEvent,
 )
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.recompute import recompute_delta, recompute_epsilon
+from dpbench.privacy.serialize import (
+    event_from_json,
+    event_to_json,
+    events_from_summary,
+)
 from dpbench.results import read_column_classes
 from dpbench.schema import column_classes
 

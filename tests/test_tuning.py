@@ -14,8 +14,8 @@ import pytest
 
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
-from dpbench.privacy.accountant import events_from_summary
 from dpbench.privacy.events import RenyiBoundEvent, RepeatAndSelectEvent
+from dpbench.privacy.serialize import events_from_summary
 
 EPS, DELTA = 1.0, 1e-6
 TINY = ("dataset=synthetic_logreg", "dataset.n=1000", "dataset.d=5", "progress=false", f"privacy.eps={EPS}",

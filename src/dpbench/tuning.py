@@ -45,7 +45,7 @@ from dpbench.privacy.repeat_select import sample_trials
 
 if TYPE_CHECKING:
     from dpbench.config import RunConfig
-    from dpbench.privacy.accountant import Ledger
+    from dpbench.privacy.ledger import Ledger
     from dpbench.privacy.trial_budget import TrialBudget
     from dpbench.problems import GLMProblem
 
@@ -178,7 +178,7 @@ def trial_budget(algorithm, cfg: RunConfig) -> TrialBudget:
 def fit_private(algorithm, context: FitContext) -> Fitted:
     """Repeat-and-select over the grid (module docstring); the run's ledger holds one RepeatAndSelectEvent."""
     from dpbench.algorithms.registry import make_algorithm
-    from dpbench.privacy.accountant import Ledger
+    from dpbench.privacy.ledger import Ledger
     from dpbench.privacy.trial_budget import training_ledger, training_rdp
 
     cfg, split = context.cfg, context.split
@@ -244,7 +244,8 @@ def noisy_accuracy(correct, public_n: int, budget: TrialBudget, relation: str, r
     """(correct count + N(0, σ²)) / m̄, m̄ the public held-out size: the count has sensitivity 1 given
     the model, and σ gives RDP ρ_score at the order α (charged to a ledger of exactly that budget).
     ``correct`` may be an array of counts (the audit's vectorised runs; one charge stands for each)."""
-    from dpbench.privacy.accountant import Ledger, RDPAccountant
+    from dpbench.privacy.accountants import RDPAccountant
+    from dpbench.privacy.ledger import Ledger
 
     accountant = RDPAccountant(orders=np.array([budget.order]), conversion="tight")
     ledger = Ledger(accountant.epsilon(np.array([budget.score_rdp]), budget.delta), budget.delta, accountant, neighbouring=relation)

@@ -17,7 +17,8 @@ from dpbench.algorithms.chen_lee import (
     angle_degrees,
     noisy_btls,
 )
-from dpbench.privacy.accountant import Ledger, RDPAccountant
+from dpbench.privacy.accountants import RDPAccountant
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.rdp import DEFAULT_ORDERS
 from dpbench.problems import make_problem
 

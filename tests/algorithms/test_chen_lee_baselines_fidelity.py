@@ -20,7 +20,7 @@ from dpbench.data.preprocess import unit_features_after_bias
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
 from dpbench.plot.leaderboard import cell_statistics
-from dpbench.privacy.accountant import Ledger
+from dpbench.privacy.ledger import Ledger
 from dpbench.problems import make_problem
 
 DELTA = 1e-8

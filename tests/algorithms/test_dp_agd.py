@@ -5,8 +5,9 @@ import pytest
 
 from dpbench.algorithms.base import Tracer
 from dpbench.algorithms.dp_agd import DPAGD
-from dpbench.privacy.accountant import Ledger, ZCDPAccountant
+from dpbench.privacy.accountants import ZCDPAccountant
 from dpbench.privacy.events import GaussianEvent, PureDPEvent
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.zcdp import zcdp_epsilon
 from dpbench.problems import make_problem
 

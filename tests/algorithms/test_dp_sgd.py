@@ -4,8 +4,9 @@ import pytest
 from dpbench.algorithms.base import Tracer
 from dpbench.algorithms.dp_sgd import DPSGD
 from dpbench.algorithms.sampling import bernoulli_positions, poisson_subsample
-from dpbench.privacy.accountant import Ledger, RDPAccountant
+from dpbench.privacy.accountants import RDPAccountant
 from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
+from dpbench.privacy.ledger import Ledger
 from dpbench.problems import make_problem
 
 

@@ -19,8 +19,8 @@ from dpbench.config import config_dir
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
 from dpbench.plot.leaderboard import cell_statistics
-from dpbench.privacy.accountant import Ledger
 from dpbench.privacy.audit import epsilon_lower_bound
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.published import noisy_min_exponential_subtracted
 from dpbench.problems import make_problem
 

@@ -8,12 +8,21 @@ from scipy.optimize import minimize
 
 from dpbench.algorithms import kuru_schedules as ks
 from dpbench.algorithms.base import Tracer
-from dpbench.algorithms.kuru import DPGD, DPHB, DPMASG, DPMASGOpt, DPNAG, DPNAGOpt, KURU_METHODS
+from dpbench.algorithms.kuru import (
+    DPGD,
+    DPHB,
+    DPMASG,
+    DPNAG,
+    KURU_METHODS,
+    DPMASGOpt,
+    DPNAGOpt,
+)
 from dpbench.algorithms.registry import check_compatible
 from dpbench.data.synthetic import make_logreg
 from dpbench.errors import ConfigError
-from dpbench.privacy.accountant import Ledger, PureDPAccountant
+from dpbench.privacy.accountants import PureDPAccountant
 from dpbench.privacy.audit import epsilon_lower_bound
+from dpbench.privacy.ledger import Ledger
 from dpbench.problems import make_problem
 
 MU, L = 0.02, 5.1033

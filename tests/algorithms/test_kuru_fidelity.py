@@ -14,7 +14,8 @@ from dpbench.algorithms.base import Tracer
 from dpbench.algorithms.kuru import DPGD, KURU_METHODS, DPMASGOpt, DPNAGOpt
 from dpbench.data.synthetic import make_logreg
 from dpbench.engine import run_job
-from dpbench.privacy.accountant import Ledger, PureDPAccountant
+from dpbench.privacy.accountants import PureDPAccountant
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.published import subsampled_laplace_std_as_scale
 from dpbench.problems import make_problem
 

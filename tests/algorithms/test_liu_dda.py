@@ -25,7 +25,8 @@ from dpbench.dda import (
     theorem1_sigma,
 )
 from dpbench.errors import ConfigError
-from dpbench.privacy.accountant import Ledger, make_accountant
+from dpbench.privacy.accountants import make_accountant
+from dpbench.privacy.ledger import Ledger
 from dpbench.problems import make_problem
 
 

@@ -22,8 +22,9 @@ from dpbench.dda import remark31_epsilon, sec5_sigma, split_rows, theorem1_sigma
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
 from dpbench.plot.leaderboard import cell_statistics
-from dpbench.privacy.accountant import Ledger, make_accountant
+from dpbench.privacy.accountants import make_accountant
 from dpbench.privacy.events import ApproxDPEvent
+from dpbench.privacy.ledger import Ledger
 from dpbench.problems import make_problem
 
 

@@ -44,12 +44,8 @@ from dpbench.bo.sensitivity import alg3_value_sensitivity, c_term
 from dpbench.bo.targets import ScoreMatrix
 from dpbench.dda.accounting import release_event
 from dpbench.dda.simulator import noisy_subgradients, split_rows
-from dpbench.privacy.accountant import (
-    Ledger,
-    PureDPAccountant,
-    RDPAccountant,
-    ZCDPAccountant,
-)
+from dpbench.privacy.accountants import PureDPAccountant, RDPAccountant, ZCDPAccountant
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.neighbouring import MODES, RELATIONS
 from dpbench.problems import GLMProblem, make_problem
 from dpbench.pwa import (

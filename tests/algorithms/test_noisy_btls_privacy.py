@@ -15,8 +15,9 @@ import pytest
 from scipy.stats import laplace
 
 from dpbench.algorithms.chen_lee import ArmijoQueries, noisy_btls
-from dpbench.privacy.accountant import Ledger, RDPAccountant
+from dpbench.privacy.accountants import RDPAccountant
 from dpbench.privacy.audit import epsilon_lower_bound
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.sparse_vector import svt_noise
 from dpbench.problems import make_problem
 

@@ -5,11 +5,12 @@ import pytest
 
 from dpbench.algorithms.base import Tracer
 from dpbench.algorithms.objpert import ObjPert
-from dpbench.errors import ConfigError
-from dpbench.privacy.accountant import Ledger, make_accountant
-from dpbench.privacy.events import ApproxDPEvent
-from dpbench.privacy.mechanisms import objective_perturbation_noise
 from dpbench.data import clip_rows
+from dpbench.errors import ConfigError
+from dpbench.privacy.accountants import make_accountant
+from dpbench.privacy.events import ApproxDPEvent
+from dpbench.privacy.ledger import Ledger
+from dpbench.privacy.mechanisms import objective_perturbation_noise
 from dpbench.problems import make_problem
 
 

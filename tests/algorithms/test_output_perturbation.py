@@ -19,10 +19,11 @@ from dpbench.algorithms.output_perturbation import (
     permuted_sgd,
     rsgd_sensitivities,
 )
-from dpbench.privacy.accountant import Ledger, RDPAccountant
-from dpbench.privacy.events import GaussianEvent
-from dpbench.privacy.rdp import DEFAULT_ORDERS
 from dpbench.data import clip_rows
+from dpbench.privacy.accountants import RDPAccountant
+from dpbench.privacy.events import GaussianEvent
+from dpbench.privacy.ledger import Ledger
+from dpbench.privacy.rdp import DEFAULT_ORDERS
 from dpbench.problems import make_problem
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "algorithm"

@@ -16,9 +16,9 @@ from dpbench.algorithms.privgene import (
     population_fitness,
     selection_probabilities,
 )
-from dpbench.errors import ConfigError
-from dpbench.privacy.accountant import Ledger, PureDPAccountant, RDPAccountant
+from dpbench.privacy.accountants import PureDPAccountant, RDPAccountant
 from dpbench.privacy.events import PureDPEvent
+from dpbench.privacy.ledger import Ledger
 from dpbench.problems import make_problem
 
 

@@ -17,8 +17,8 @@ from dpbench.algorithms.registry import make_algorithm
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
 from dpbench.plot.leaderboard import cell_statistics
-from dpbench.privacy.accountant import Ledger
 from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent, PureDPEvent
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.published import (
     gaussian_fixed_batch_priced_as_poisson,
     moments_accountant_epsilon,

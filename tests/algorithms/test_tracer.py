@@ -5,8 +5,6 @@ actually touched: which iterations a trace records is published with it."""
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
@@ -14,7 +12,8 @@ from dpbench.algorithms.base import Tracer
 from dpbench.algorithms.chen_lee import DPBLSGD
 from dpbench.algorithms.dp_sgd import DPSGD
 from dpbench.algorithms.kuru import DPNAG
-from dpbench.privacy.accountant import Ledger, RDPAccountant
+from dpbench.privacy.accountants import RDPAccountant
+from dpbench.privacy.ledger import Ledger
 from dpbench.problems import make_problem
 
 

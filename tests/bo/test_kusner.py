@@ -20,9 +20,9 @@ from dpbench.bo.sensitivity import (
 )
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError, PrivacyViolation
-from dpbench.privacy.accountant import Ledger
 from dpbench.privacy.audit import epsilon_lower_bound
 from dpbench.privacy.events import ApproxDPEvent, LaplaceEvent
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.mechanisms import exponential_mechanism_probabilities
 
 # ------------------------------------------------------------------ sensitivities by hand

@@ -11,9 +11,14 @@ from scipy.stats import chisquare
 from dpbench.dda.accounting import release_event, releases_per_sample, sigma_for_budget
 from dpbench.dda.gossip import activation_counts, activation_probability, edge_schedule
 from dpbench.dda.simulator import DDASimulator, split_rows
-from dpbench.privacy.accountant import Ledger
 from dpbench.privacy.events import GaussianEvent, SampledWithoutReplacementEvent
-from dpbench.privacy.rdp import DEFAULT_ORDERS, eps_from_rdp, rdp_gaussian, rdp_sampled_without_replacement
+from dpbench.privacy.ledger import Ledger
+from dpbench.privacy.rdp import (
+    DEFAULT_ORDERS,
+    eps_from_rdp,
+    rdp_gaussian,
+    rdp_sampled_without_replacement,
+)
 
 LEVEL = 1e-3  # χ² tests reject a correct sampler with probability 0.1%
 

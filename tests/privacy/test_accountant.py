@@ -10,9 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpbench.privacy.accountant import (
-    BudgetExceeded,
-    Ledger,
+from dpbench.privacy.accountants import (
     PureDPAccountant,
     RDPAccountant,
     UnsupportedEvent,
@@ -30,6 +28,7 @@ from dpbench.privacy.events import (
     SampledWithoutReplacementEvent,
     ZCDPEvent,
 )
+from dpbench.privacy.ledger import BudgetExceeded, Ledger
 from dpbench.privacy.pure import amplify_pure
 from dpbench.privacy.rdp import (
     DEFAULT_ORDERS,
@@ -355,9 +354,14 @@ def test_ledger_never_exceeds_budget(accountant_name, budget, delta, actions):
 
 def test_lemma4_gaussian_amplification_option_prices_by_lemma4():
     """chen_lee Sec 4.3 amplifies every release, the Gaussian included, by Lemma 4."""
-    from dpbench.privacy.accountant import RDPAccountant
+    from dpbench.privacy.accountants import RDPAccountant
     from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
-    from dpbench.privacy.rdp import DEFAULT_ORDERS, rdp_gaussian, rdp_poisson_subsampled, rdp_poisson_subsampled_gaussian
+    from dpbench.privacy.rdp import (
+        DEFAULT_ORDERS,
+        rdp_gaussian,
+        rdp_poisson_subsampled,
+        rdp_poisson_subsampled_gaussian,
+    )
 
     event = PoissonSampledEvent(0.1, GaussianEvent(2.0))
     lemma4 = RDPAccountant(gaussian_amplification="lemma4").cost(event)

@@ -19,13 +19,10 @@ import pytest
 from dp_accounting.pld import PLDAccountant
 from scipy import integrate, optimize
 
-from dpbench.privacy.accountant import (
-    BudgetExceeded,
-    Ledger,
+from dpbench.privacy.accountants import (
     RDPAccountant,
     UnsupportedEvent,
     ZCDPAccountant,
-    events_from_summary,
     make_accountant,
 )
 from dpbench.privacy.calibrate import gaussian_noise_for_budget
@@ -40,6 +37,7 @@ from dpbench.privacy.events import (
     SampledWithoutReplacementEvent,
     ZCDPEvent,
 )
+from dpbench.privacy.ledger import BudgetExceeded, Ledger
 from dpbench.privacy.pure import amplify_pure
 from dpbench.privacy.rdp import (
     DEFAULT_ORDERS,
@@ -50,6 +48,7 @@ from dpbench.privacy.rdp import (
     rdp_poisson_subsampled_gaussian,
     rdp_sampled_without_replacement,
 )
+from dpbench.privacy.serialize import events_from_summary
 from dpbench.privacy.zcdp import zcdp_epsilon, zcdp_rho_for_epsilon
 
 U = np.finfo(np.float64).eps  # unit roundoff × 2

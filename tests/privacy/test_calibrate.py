@@ -9,14 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpbench.privacy.accountant import (
-    Ledger,
-    PureDPAccountant,
-    RDPAccountant,
-    ZCDPAccountant,
-)
+from dpbench.privacy.accountants import PureDPAccountant, RDPAccountant, ZCDPAccountant
 from dpbench.privacy.calibrate import calibrate_noise, gaussian_noise_for_budget
 from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.zcdp import zcdp_epsilon
 
 TIGHT = 1.0 - 1e-4

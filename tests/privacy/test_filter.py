@@ -18,7 +18,7 @@ import pytest
 
 from dpbench.algorithms.registry import ALGORITHMS
 from dpbench.engine import run_job
-from dpbench.privacy.accountant import BudgetExceeded, Ledger, RDPAccountant
+from dpbench.privacy.accountants import RDPAccountant
 from dpbench.privacy.events import (
     ComposedEvent,
     GaussianEvent,
@@ -26,6 +26,7 @@ from dpbench.privacy.events import (
     PoissonSampledEvent,
 )
 from dpbench.privacy.filter import filter_accountant, fixed_filter_order
+from dpbench.privacy.ledger import BudgetExceeded, Ledger
 from dpbench.privacy.rdp import (
     DEFAULT_ORDERS,
     FILTER_ORDERS,

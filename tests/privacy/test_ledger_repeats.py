@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpbench.privacy.accountant import BudgetExceeded, Ledger, make_accountant
+from dpbench.privacy.accountants import make_accountant
 from dpbench.privacy.events import (
     GaussianEvent,
     LaplaceEvent,
@@ -22,6 +22,7 @@ from dpbench.privacy.events import (
     PureDPEvent,
     ZCDPEvent,
 )
+from dpbench.privacy.ledger import BudgetExceeded, Ledger
 
 EVENTS = {
     "rdp": [PoissonSampledEvent(0.01, GaussianEvent(1.0)), GaussianEvent(30.0), PoissonSampledEvent(0.1, LaplaceEvent(20.0))],

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpbench.privacy.accountant import BudgetExceeded, Ledger, PureDPAccountant, RDPAccountant
+from dpbench.privacy.accountants import PureDPAccountant, RDPAccountant
 from dpbench.privacy.events import (
     GaussianAboveThresholdEvent,
     GaussianEvent,
@@ -17,6 +17,7 @@ from dpbench.privacy.events import (
     PoissonSampledEvent,
     PureDPEvent,
 )
+from dpbench.privacy.ledger import BudgetExceeded, Ledger
 from dpbench.privacy.mechanisms import (
     above_threshold,
     exponential_mechanism,

@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 
 from dpbench.errors import ConfigError
-from dpbench.privacy.accountant import Ledger, RDPAccountant, RelationMismatch
+from dpbench.privacy.accountants import RDPAccountant
 from dpbench.privacy.calibrate import gaussian_noise_for_budget
 from dpbench.privacy.events import (
     GaussianEvent,
     PoissonSampledEvent,
     SampledWithoutReplacementEvent,
 )
+from dpbench.privacy.ledger import Ledger, RelationMismatch
 from dpbench.privacy.mechanisms import gaussian_mechanism
 from dpbench.privacy.neighbouring import (
     DP_ACCOUNTING_NAMES,
@@ -126,7 +127,8 @@ def test_a_group_privacy_run_pays_half_the_budget_under_add_remove_and_reports_t
     import json
 
     from dpbench.engine import run_job
-    from dpbench.privacy.accountant import events_from_summary, make_accountant
+    from dpbench.privacy.accountants import make_accountant
+    from dpbench.privacy.serialize import events_from_summary
 
     cfg = compose_run_config("algorithm=dp_sgd", "privacy.eps=0.5", "privacy.neighbouring=replace_one",
                              "dataset.n=3000", "progress=false")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpbench.errors import DataError
-from dpbench.privacy.accountant import Ledger
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.mechanisms import laplace_mechanism
 from dpbench.privacy.noise_key import (
     KEY_FILE,

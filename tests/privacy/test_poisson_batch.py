@@ -3,8 +3,13 @@
 import numpy as np
 import pytest
 
-from dpbench.privacy.accountant import BudgetExceeded, Ledger, RDPAccountant
-from dpbench.privacy.events import GaussianEvent, LaplaceAboveThresholdEvent, PoissonSampledEvent
+from dpbench.privacy.accountants import RDPAccountant
+from dpbench.privacy.events import (
+    GaussianEvent,
+    LaplaceAboveThresholdEvent,
+    PoissonSampledEvent,
+)
+from dpbench.privacy.ledger import BudgetExceeded, Ledger
 from dpbench.privacy.rdp import (
     DEFAULT_ORDERS,
     eps_from_rdp,

@@ -35,8 +35,8 @@ from scipy.stats import binom, logser, nbinom, norm
 
 from dpbench.audit.algorithm_targets import dp_sgd_step_target
 from dpbench.audit.targets import claimed_epsilon
-from dpbench.privacy.accountant import Ledger
 from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.repeat_select import tnb_gamma
 from dpbench.privacy.trial_budget import plan_trials
 

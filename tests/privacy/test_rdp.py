@@ -112,8 +112,9 @@ def test_sampled_without_replacement_gaussian_is_wbk_theorem_9(q, sigma):
 
 
 def test_sampled_without_replacement_is_priced_by_the_rdp_accountant():
-    from dpbench.privacy.accountant import Ledger, make_accountant
+    from dpbench.privacy.accountants import make_accountant
     from dpbench.privacy.events import GaussianEvent, SampledWithoutReplacementEvent
+    from dpbench.privacy.ledger import Ledger
 
     event = SampledWithoutReplacementEvent(1, 1628, GaussianEvent(1.5))
     ledger = Ledger(1.0, 1e-5, make_accountant("rdp"))

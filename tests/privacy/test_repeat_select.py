@@ -99,12 +99,9 @@ def test_bad_parameters_are_named():
 
 
 def test_the_rdp_ledger_prices_a_repeated_trial_as_dp_accounting_and_round_trips_it():
-    from dpbench.privacy.accountant import (
-        Ledger,
+    from dpbench.privacy.accountants import (
         RDPAccountant,
         UnsupportedEvent,
-        event_from_json,
-        event_to_json,
         make_accountant,
     )
     from dpbench.privacy.events import (
@@ -113,6 +110,8 @@ def test_the_rdp_ledger_prices_a_repeated_trial_as_dp_accounting_and_round_trips
         PoissonSampledEvent,
         RepeatAndSelectEvent,
     )
+    from dpbench.privacy.ledger import Ledger
+    from dpbench.privacy.serialize import event_from_json, event_to_json
 
     trial = ((PoissonSampledEvent(0.01, GaussianEvent(1.1)), 300), (LaplaceEvent(20.0), 1))  # training + a noisy score
     event = RepeatAndSelectEvent(trial, 10.0, 1.0)

@@ -14,7 +14,7 @@ from scipy.stats import chisquare
 
 from dpbench.audit.float_attack import numpy_laplace_noise, numpy_laplace_producible
 from dpbench.privacy import samplers
-from dpbench.privacy.accountant import Ledger
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.mechanisms import (
     above_threshold,
     exponential_mechanism,

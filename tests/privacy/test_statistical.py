@@ -12,10 +12,15 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from dpbench.privacy.accountant import Ledger, PureDPAccountant, RDPAccountant
+from dpbench.privacy.accountants import PureDPAccountant, RDPAccountant
 from dpbench.privacy.audit import epsilon_lower_bound
 from dpbench.privacy.calibrate import gaussian_noise_for_budget
-from dpbench.privacy.mechanisms import gaussian_mechanism, laplace_mechanism, sample_above_threshold
+from dpbench.privacy.ledger import Ledger
+from dpbench.privacy.mechanisms import (
+    gaussian_mechanism,
+    laplace_mechanism,
+    sample_above_threshold,
+)
 
 pytestmark = pytest.mark.statistical
 

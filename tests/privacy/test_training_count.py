@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 from dpbench.engine import run_job
-from dpbench.privacy.accountant import Ledger, events_from_summary
 from dpbench.privacy.counts import noisy_count, split_budget
 from dpbench.privacy.events import PoissonSampledEvent
+from dpbench.privacy.ledger import Ledger
+from dpbench.privacy.serialize import events_from_summary
 
 TINY = ("dataset=synthetic_logreg", "dataset.n=1000", "dataset.d=5", "progress=false", "privacy.eps=1.0",
         "privacy.delta=1e-6", "privacy.noise_key=seed", "reps=3")

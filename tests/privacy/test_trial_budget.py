@@ -11,13 +11,14 @@ import dp_accounting.rdp
 import numpy as np
 import pytest
 
-from dpbench.privacy.accountant import BudgetExceeded, Ledger, RDPAccountant
+from dpbench.privacy.accountants import RDPAccountant
 from dpbench.privacy.events import (
     GaussianEvent,
     PureDPEvent,
     RenyiBoundEvent,
     ZCDPEvent,
 )
+from dpbench.privacy.ledger import BudgetExceeded, Ledger
 from dpbench.privacy.trial_budget import (
     plan_trials,
     total_epsilon,

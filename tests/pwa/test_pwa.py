@@ -14,9 +14,10 @@ from scipy.integrate import cumulative_trapezoid
 from scipy.stats import beta, chisquare, gamma, kstest
 
 import dpbench.pwa.mechanisms as pwa_mechanisms
-from dpbench.privacy.accountant import BudgetExceeded, Ledger, UnsupportedEvent
+from dpbench.privacy.accountants import UnsupportedEvent
 from dpbench.privacy.audit import epsilon_lower_bound
 from dpbench.privacy.events import ApproxDPEvent, NonPrivateEvent, PureDPEvent
+from dpbench.privacy.ledger import BudgetExceeded, Ledger
 from dpbench.privacy.mechanisms import (
     exponential_mechanism_probabilities,
     sample_vector_laplace,

@@ -19,7 +19,7 @@ from scipy.stats import chisquare
 from dpbench.algorithms.registry import make_algorithm
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
-from dpbench.privacy.accountant import Ledger
+from dpbench.privacy.ledger import Ledger
 from dpbench.pwa import PWAProblem, make_problem, subgradient_index_probabilities
 from dpbench.pwa.algorithms import PWALaplaceSolution, PWASubgradient
 

@@ -86,7 +86,7 @@ def test_same_seed_same_numbers_and_finished_jobs_are_skipped(compose_run_config
 
 
 def test_an_overspending_mechanism_is_a_privacy_violation(compose_run_config, tmp_path, monkeypatch):
-    from dpbench.privacy.accountant import Ledger
+    from dpbench.privacy.ledger import Ledger
 
     def overspend(self, problem, *, epsilon, runs, rng, ledger):
         return laplace_data(problem, epsilon=2 * epsilon, runs=runs, rng=rng, ledger=ledger)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpbench.privacy.accountant import Ledger, RDPAccountant, make_accountant
+from dpbench.privacy.accountants import RDPAccountant, make_accountant
 from dpbench.privacy.events import (
     ComposedEvent,
     GaussianEvent,
@@ -22,6 +22,7 @@ from dpbench.privacy.events import (
     PureDPEvent,
     SampledWithoutReplacementEvent,
 )
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.rdp import DEFAULT_ORDERS
 from dpbench.privacy.recompute import recompute_epsilon
 from dpbench.verify.checks import check_independent

@@ -1,7 +1,7 @@
 """What every method implements, and what it hands back.
 
 An algorithm never reads files, never touches Hydra and never writes results (docs/architecture.md): it gets
-a problem, a privacy :class:`~dpbench.privacy.accountant.Ledger`, a numpy Generator and a
+a problem, a privacy :class:`~dpbench.privacy.ledger.Ledger`, a numpy Generator and a
 :class:`Tracer`, pays every data-dependent release into the ledger through
 :mod:`dpbench.privacy.mechanisms`, and returns a :class:`FitResult`.
 """

@@ -13,7 +13,7 @@ Our reading where the paper leaves room (each documented in ``conf/algorithm/*.y
 * **Accounting of a shared minibatch.** The gradient and every NoisyBTLS call of an iteration
   read the same minibatch B; Sec 4.3 amplifies each release separately, which under-counts
   (amplification is superadditive). We amplify all releases on B together
-  (:class:`~dpbench.privacy.accountant.PoissonBatch`): amp(Σ_k ε_k(α)) with Lemma 4. CHEB's
+  (:class:`~dpbench.privacy.ledger.PoissonBatch`): amp(Σ_k ε_k(α)) with Lemma 4. CHEB's
   second gradient is drawn on a fresh minibatch and amplified on its own.
 * **Stopping rule.** "Until no order can pay for the next gradient" (Sec 4.3) takes the best Rényi
   order after the fact, which is proven only for compositions fixed in advance. The budget is
@@ -115,7 +115,7 @@ def noisy_btls(
 
     ``budget`` is ε_BT for Laplace noise (ε₁ = ε_BT/2, ε₂ = ε_BT/4; RDP by Thm 2) or ρ_BT for
     Gaussian noise (σ₁² = 3/(2ρ), σ₂² = 3/ρ; Thm 3). ``ledger`` is charged once for the whole
-    search (a :class:`~dpbench.privacy.accountant.PoissonBatch` when B is a subsample). Returns
+    search (a :class:`~dpbench.privacy.ledger.PoissonBatch` when B is a subsample). Returns
     step 0 on failure, or β^max_it·η₀ when ``on_failure="smallest"`` (Sec 5.7).
     """
     queries = ArmijoQueries(
@@ -196,7 +196,7 @@ class _ChenLeeBase(Algorithm):
     def planned_step(self, epsilon: float):
         """One iteration as planned: the noisy gradient and one NoisyBTLS at the initial budgets
         (Sec 5.4), on one Poisson batch of rate q for the subsampled methods (priced jointly, as
-        :class:`~dpbench.privacy.accountant.PoissonBatch` does)."""
+        :class:`~dpbench.privacy.ledger.PoissonBatch` does)."""
         rho_grad, bt_budget = self._initial_budgets(epsilon)
         joint = ComposedEvent((self._gradient_event(rho_grad), self._line_search_event(bt_budget, 1.0, self.clip_obj)))
         return _subsampled(joint, getattr(self, "sampling_rate", 1.0))

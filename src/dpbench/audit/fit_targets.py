@@ -27,8 +27,9 @@ from dpbench.audit.core import Target
 from dpbench.audit.targets import DELTA, ample_ledger
 from dpbench.dda.accounting import release_event
 from dpbench.dda.simulator import DDASimulator, noisy_subgradients
-from dpbench.privacy.accountant import Ledger, make_accountant
+from dpbench.privacy.accountants import make_accountant
 from dpbench.privacy.events import ApproxDPEvent
+from dpbench.privacy.ledger import Ledger
 from dpbench.problems import make_problem
 from dpbench.pwa.algorithms import PWALaplaceData, PWASubgradient
 from dpbench.pwa.mechanisms import step_sizes

@@ -13,9 +13,9 @@ import numpy as np
 
 from dpbench.audit.core import Target
 from dpbench.audit.probe import probe_argmax_mechanism
-from dpbench.privacy.accountant import Ledger
 from dpbench.privacy.calibrate import gaussian_noise_for_budget
 from dpbench.privacy.counts import noisy_count
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.mechanisms import (
     exponential_mechanism,
     exponential_mechanism_probabilities,

@@ -27,7 +27,7 @@ from scipy.special import log_ndtr
 
 from dpbench.audit.core import Target
 from dpbench.audit.targets import DELTA
-from dpbench.privacy.accountant import Ledger
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.mechanisms import gaussian_mechanism
 from dpbench.privacy.repeat_select import sample_trials
 from dpbench.privacy.trial_budget import (

@@ -52,8 +52,9 @@ from dpbench.jobs.columns import (
     trace_identity,
 )
 from dpbench.jobs.kind import JobOutput
-from dpbench.privacy.accountant import Ledger, make_accountant
+from dpbench.privacy.accountants import make_accountant
 from dpbench.privacy.events import ApproxDPEvent
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.neighbouring import run_budget
 from dpbench.privacy.noise_key import noise_rng
 from dpbench.resume import RunStore

@@ -30,7 +30,7 @@ import numpy as np
 
 from dpbench.dda.gossip import activation_counts
 from dpbench.privacy._checks import check_count, check_delta, check_positive
-from dpbench.privacy.accountant import RDPAccountant
+from dpbench.privacy.accountants import RDPAccountant
 from dpbench.privacy.calibrate import calibrate_noise
 from dpbench.privacy.events import GaussianEvent, SampledWithoutReplacementEvent
 
@@ -60,7 +60,7 @@ def sigma_for_budget(
 ) -> float:
     """The smallest σ (relative precision 1e-6, never below the exact value) such that ``releases``
     copies of :func:`release_event` fit (ε, δ) under ``accountant`` (default: an RDPAccountant with
-    the tight conversion) — what a fresh :class:`~dpbench.privacy.accountant.Ledger` on it charging
+    the tight conversion) — what a fresh :class:`~dpbench.privacy.ledger.Ledger` on it charging
     them would compute."""
     eps, d = check_positive("epsilon", epsilon), check_delta(delta)
     k, lip, q = check_count("releases", releases), check_positive("lipschitz", lipschitz), check_count("q", q)

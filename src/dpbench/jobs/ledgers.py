@@ -1,6 +1,6 @@
 """The privacy ledger of one run: its budget under the method's neighbouring relation and its accountant.
 
-Every kind of job charges a fresh :class:`~dpbench.privacy.accountant.Ledger` per run (or per block
+Every kind of job charges a fresh :class:`~dpbench.privacy.ledger.Ledger` per run (or per block
 of runs that stand for each other, :mod:`dpbench.pwa.job`) and checks its spend before anything is
 written (docs/privacy.md).
 """
@@ -21,7 +21,8 @@ from dpbench.privacy.neighbouring import (
 
 if TYPE_CHECKING:
     from dpbench.config import RunConfig
-    from dpbench.privacy.accountant import Accountant, Ledger
+    from dpbench.privacy.accountants import Accountant
+    from dpbench.privacy.ledger import Ledger
 
 
 def reads_private_size(algorithm, cfg: RunConfig) -> bool:
@@ -52,7 +53,7 @@ def run_ledger(algorithm, cfg: RunConfig) -> tuple[Ledger, Callable[[float], flo
     (ε, δ) under the method's relation, or — when it meets ``privacy.neighbouring=replace_one`` by
     group privacy — the add/remove budget (ε/2, δ/(1 + e^{ε/2})), whose spend ε′ is reported as 2ε′
     (:mod:`dpbench.privacy.neighbouring`)."""
-    from dpbench.privacy.accountant import Ledger
+    from dpbench.privacy.ledger import Ledger
 
     eps, delta, relation, mode = run_budget(algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring)
     ledger = Ledger(eps, delta, run_accountant(algorithm, cfg, eps, delta), neighbouring=relation)
@@ -65,7 +66,7 @@ def run_accountant(algorithm, cfg: RunConfig, eps: float | None = None, delta: f
     stop adaptively (``adaptive_stopping``) a post-hoc minimum over orders is not a proven guarantee,
     so — whatever ``privacy.conversion`` says — they get a Rényi filter
     (:func:`~dpbench.privacy.filter.filter_accountant`)."""
-    from dpbench.privacy.accountant import make_accountant
+    from dpbench.privacy.accountants import make_accountant
     from dpbench.privacy.filter import filter_accountant
 
     eps = cfg.privacy.eps if eps is None else eps

@@ -13,7 +13,16 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from dpbench.plot import chen_lee, deviations, generic, han, kuru, kusner, leaderboard, liu
+from dpbench.plot import (
+    chen_lee,
+    deviations,
+    generic,
+    han,
+    kuru,
+    kusner,
+    leaderboard,
+    liu,
+)
 from dpbench.plot.io import load_jobs, load_results
 
 

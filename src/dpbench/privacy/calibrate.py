@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable
 
 from dpbench.privacy._checks import check_count, check_delta, check_positive, check_rate
-from dpbench.privacy.accountant import Accountant, RDPAccountant
+from dpbench.privacy.accountants import Accountant, RDPAccountant
 from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
 
 _MIN_NOISE = 1e-12
@@ -128,7 +128,7 @@ def gaussian_noise_for_budget(
     """The smallest noise multiplier σ such that ``steps`` Gaussian releases, each on a Poisson
     subsample of rate ``sampling_rate``, fit (ε, δ) under ``accountant`` (default :class:`RDPAccountant`).
 
-    The spend is computed exactly as a fresh :class:`~dpbench.privacy.accountant.Ledger` charging
+    The spend is computed exactly as a fresh :class:`~dpbench.privacy.ledger.Ledger` charging
     the event with ``count=steps`` would compute it.
     """
     eps = check_positive("epsilon", epsilon)

@@ -80,7 +80,7 @@ def noisy_count(n, epsilon: float, rng: np.random.Generator, ledger):
 def release_count(n: int, epsilon: float, delta: float, rng: np.random.Generator) -> tuple[int, dict[str, Any]]:
     """(ñ, the count's ledger summary): :func:`noisy_count` of ``n`` charged to a pure-DP ledger of
     budget ε whose summary is returned for run.json (δ is the run's, unused by a pure ledger)."""
-    from dpbench.privacy.accountant import Ledger
+    from dpbench.privacy.ledger import Ledger
 
     ledger = Ledger(epsilon, delta, "pure", neighbouring="add_remove")
     return int(noisy_count(n, epsilon, rng, ledger)), ledger.summary()

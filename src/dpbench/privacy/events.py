@@ -1,6 +1,6 @@
 """Privacy events: descriptions of what a mechanism released, independent of how it is accounted.
 
-Mechanisms build events and charge them to a :class:`~dpbench.privacy.accountant.Ledger`;
+Mechanisms build events and charge them to a :class:`~dpbench.privacy.ledger.Ledger`;
 accountants (RDP, zCDP, pure ε) decide what an event costs. The split follows Google's
 ``dp-accounting`` (``DpEvent`` / ``PrivacyAccountant``). All events are frozen and hashable so
 accountants can cache their cost curves.

@@ -12,7 +12,7 @@ proven rules, chosen before any data is seen and recorded in every results row (
   repeated as often as the budget allows, converts best: public values only (ε, δ and the method's
   hyper-parameters).
 * **A union over a fixed grid of orders** (``conversion="filter"`` of
-  :class:`~dpbench.privacy.accountant.RDPAccountant`, proof in
+  :class:`~dpbench.privacy.accountants.RDPAccountant`, proof in
   :func:`~dpbench.privacy.rdp.conversion_offsets`): for methods that announce no plan.
 """
 
@@ -21,8 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from dpbench.errors import BudgetError
-from dpbench.privacy.accountant import Ledger, RDPAccountant
+from dpbench.privacy.accountants import RDPAccountant
 from dpbench.privacy.events import PrivacyEvent
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.rdp import DEFAULT_ORDERS, FILTER_ORDERS, eps_from_rdp
 
 

@@ -1,7 +1,7 @@
 """Noise-adding and selection mechanisms.
 
 Every mechanism validates its inputs, then CHARGES THE LEDGER, and only then samples: a
-:class:`~dpbench.privacy.accountant.BudgetExceeded` therefore means nothing was released (the
+:class:`~dpbench.privacy.ledger.BudgetExceeded` therefore means nothing was released (the
 generator was not even advanced). ``sampling_rate`` < 1 only changes the accounting (the event is
 wrapped in :class:`~dpbench.privacy.events.PoissonSampledEvent`); the caller must have computed
 ``value`` on a Poisson subsample of that rate.

@@ -1,7 +1,7 @@
 """ε and δ of a run recomputed from its ledger summary alone (run.json's ``ledgers``), without Ledger code.
 
-A :meth:`~dpbench.privacy.accountant.Ledger.summary` lists the distinct events the run was charged
-with their counts (:func:`~dpbench.privacy.accountant.events_from_summary`). A fresh accountant of the
+A :meth:`~dpbench.privacy.ledger.Ledger.summary` lists the distinct events the run was charged
+with their counts (:func:`~dpbench.privacy.serialize.events_from_summary`). A fresh accountant of the
 recorded kind prices each event; the costs are added here (``math.fsum``, or a plain sum of RDP
 curves) and converted at the recorded δ by the accountant's definition — :func:`eps_from_rdp` with
 the recorded conversion, the multi-order filter's log(|Λ|/δ)/(α − 1), ρ + 2√(ρ log 1/δ) for zCDP,
@@ -18,13 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from dpbench.privacy.accountant import (
-    RDPAccountant,
-    events_from_summary,
-    make_accountant,
-)
+from dpbench.privacy.accountants import RDPAccountant, make_accountant
 from dpbench.privacy.events import ApproxDPEvent
 from dpbench.privacy.rdp import eps_from_rdp, orders_for
+from dpbench.privacy.serialize import events_from_summary
 from dpbench.privacy.zcdp import zcdp_epsilon
 
 

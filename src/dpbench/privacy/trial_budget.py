@@ -28,14 +28,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpbench.privacy._checks import check_delta, check_positive
-from dpbench.privacy.accountant import (
+from dpbench.privacy.accountants import (
     Accountant,
-    Ledger,
     PureDPAccountant,
     RDPAccountant,
     ZCDPAccountant,
 )
 from dpbench.privacy.events import RenyiBoundEvent, RepeatAndSelectEvent
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.rdp import rdp_pure
 from dpbench.privacy.repeat_select import rdp_repeat_and_select
 from dpbench.privacy.zcdp import zcdp_epsilon

@@ -9,7 +9,7 @@ sweep's secret key (``SeedSequence([seed, j])`` under ``privacy.noise_key=seed``
 reps) and a rerun is bit-identical.
 
 Privacy. Each run is a separate repetition on the same data, with its own budget (ε, δ): a block
-is charged on a fresh per-run :class:`~dpbench.privacy.accountant.Ledger` that stands for every
+is charged on a fresh per-run :class:`~dpbench.privacy.ledger.Ledger` that stands for every
 run of the block (see :mod:`dpbench.pwa.mechanisms`, "Accounting for vectorised runs"); its spend
 is checked against the budget before anything is written and recorded in every row (``eps_spent``,
 ``delta_spent``). Publishing all R outputs together would cost R·ε: the R runs estimate an
@@ -35,8 +35,9 @@ from dpbench.config import RunConfig
 from dpbench.errors import DpbenchError, PrivacyViolation
 from dpbench.jobs.columns import empty_trace, identity_columns, provenance_columns
 from dpbench.jobs.kind import JobOutput
-from dpbench.privacy.accountant import Ledger, make_accountant
+from dpbench.privacy.accountants import make_accountant
 from dpbench.privacy.events import ApproxDPEvent
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.neighbouring import run_budget
 from dpbench.privacy.noise_key import noise_seed
 from dpbench.pwa.dataset import load_pwa_problem, problem_checksum

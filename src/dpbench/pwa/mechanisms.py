@@ -21,7 +21,7 @@ Conceptually every run has its own ledger: the R outputs are R repetitions of th
 the same data (to estimate an expectation), never one release of R points — publishing all R
 together would cost R·ε by composition. ``ledger`` is therefore either
 
-* one :class:`~dpbench.privacy.accountant.Ledger`, the *per-run* ledger shared by the R identical
+* one :class:`~dpbench.privacy.ledger.Ledger`, the *per-run* ledger shared by the R identical
   runs: it is charged once per release step, what each single run spends (R runs do not cost
   R times); or
 * a sequence of exactly R ledgers, one per run, each charged the same events.
@@ -52,13 +52,13 @@ from dpbench.privacy._checks import (
     check_generator,
     check_positive,
 )
-from dpbench.privacy.accountant import Ledger
 from dpbench.privacy.events import (
     ApproxDPEvent,
     NonPrivateEvent,
     PrivacyEvent,
     PureDPEvent,
 )
+from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.mechanisms import sample_vector_laplace
 from dpbench.pwa.mcmc import metropolis_box
 from dpbench.pwa.problem import PWAProblem, solve_lp_batch

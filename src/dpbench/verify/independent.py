@@ -187,7 +187,7 @@ def _pld(dpa, summary: Mapping[str, Any], pairs, mapped, relation, reported: flo
 def independent_epsilon(dpa, summary: Mapping[str, Any], reported: float) -> Independent:
     """dp-accounting's RDP and PLD ε of the ledger ``summary`` at its δ (``reported``: the ledger-level
     ε the run reported, which sets the PLD's discretisation)."""
-    from dpbench.privacy.accountant import events_from_summary
+    from dpbench.privacy.serialize import events_from_summary
 
     pairs = events_from_summary(summary)
     try:
