@@ -159,8 +159,11 @@ def ratio_row(name: str, measured: list[float], floor: list[float], goal: str, p
     """Medians of both sides (divided by ``per``, labelled ``unit``) and of the per-round ratios."""
     ratio = statistics.median(m / f for m, f in zip(measured, floor))
     return Row(
-        name, format_seconds(statistics.median(measured) / per) + unit, format_seconds(statistics.median(floor) / per) + unit,
-        f"{ratio:.2f}×", goal,
+        name,
+        format_seconds(statistics.median(measured) / per) + unit,
+        format_seconds(statistics.median(floor) / per) + unit,
+        f"{ratio:.2f}×",
+        goal,
     )
 
 
@@ -168,8 +171,11 @@ def share_row(name: str, traced: list[float], untraced: list[float], goal: str, 
     """Medians of both sides and of the per-round extra share (traced − untraced)/untraced."""
     share = statistics.median((t - u) / u for t, u in zip(traced, untraced))
     return Row(
-        name, f"{format_seconds(statistics.median(traced))} ({records} records)", format_seconds(statistics.median(untraced)),
-        f"{100 * share:+.1f} %", goal,
+        name,
+        f"{format_seconds(statistics.median(traced))} ({records} records)",
+        format_seconds(statistics.median(untraced)),
+        f"{100 * share:+.1f} %",
+        goal,
     )
 
 
@@ -190,8 +196,13 @@ def problem_for(name: str, loss: str, reg: float):
     """The training problem on all of a dataset, with its declared public bounds (as the engine builds it)."""
     data = dataset(name)
     return make_problem(
-        data.X, data.y, loss=loss, reg=reg, public_row_norm=data.info.get("row_norm_bound"),
-        public_feature_bound=data.info.get("feature_bound"), public_row_l1_norm=data.info.get("row_l1_bound"),
+        data.X,
+        data.y,
+        loss=loss,
+        reg=reg,
+        public_row_norm=data.info.get("row_norm_bound"),
+        public_feature_bound=data.info.get("feature_bound"),
+        public_row_l1_norm=data.info.get("row_l1_bound"),
     )
 
 
@@ -258,6 +269,7 @@ def dp_sgd_fit_rows() -> list[Row]:
     probe = fit()  # its batch rate and number of steps set the floor
     floor_rows = problem_for("adult", "logistic", 0.001)._minibatch_rows
     floor = gather_floor(floor_rows, probe.info["sampling_rate"], probe.n_iterations)
+
     def cold_fit() -> float:
         _SHARED_PRICES.clear()  # as a process's first run: no RDP curve priced yet
         return elapsed(fit)
@@ -284,7 +296,10 @@ def full_gradient_rows() -> list[Row]:
         rows.append(ratio_row(name, times["gradient"], times["floor"], "≤ 1.3×", per=calls, unit="/call"))
     problem = problem_for("synthetic_logreg", "logistic", 0.02)
     matrix = problem._signed_X if problem._signed_X is not None else problem.X
-    sides = {"both": repeated(lambda: problem.objective_and_gradient(w), calls), "floor": repeated(two_products(matrix, w), calls)}
+    sides = {
+        "both": repeated(lambda: problem.objective_and_gradient(w), calls),
+        "floor": repeated(two_products(matrix, w), calls),
+    }
     times = interleave(sides, rounds)
     rows.append(ratio_row("objective_and_gradient", times["both"], times["floor"], "≤ 1.3×", per=calls, unit="/call"))
     return rows
@@ -295,16 +310,23 @@ def float32_rows() -> list[Row]:
     from dpbench.data.synthetic_svm import make_svm
 
     rows, calls, rounds = [], 5, 15
-    for name, n, d, density in (("float32_gradient_dense", 100_000, 500, 1.0), ("float32_gradient_sparse", 200_000, 20_000, 0.0016)):
+    for name, n, d, density in (
+        ("float32_gradient_dense", 100_000, 500, 1.0),
+        ("float32_gradient_sparse", 200_000, 20_000, 0.0016),
+    ):
         X, y, *_ = make_svm(n, 0, d, density, 0.05, 0)
         w = np.random.default_rng(0).normal(scale=0.1, size=d)
         problems = {
             dtype: make_problem(X.astype(dtype), y, loss="hinge", reg=0.0005, public_row_norm=1.0)
             for dtype in ("float32", "float64")
         }
-        sides = {dtype: repeated(lambda p=p: p.clipped_gradient_sum(w, None, 0.5), calls) for dtype, p in problems.items()}
+        sides = {
+            dtype: repeated(lambda p=p: p.clipped_gradient_sum(w, None, 0.5), calls) for dtype, p in problems.items()
+        }
         times = interleave(sides, rounds)
-        rows.append(ratio_row(name, times["float32"], times["float64"], "< 1× (CSR was 1.6–2.3×)", per=calls, unit="/call"))
+        rows.append(
+            ratio_row(name, times["float32"], times["float64"], "< 1× (CSR was 1.6–2.3×)", per=calls, unit="/call")
+        )
     return rows
 
 
@@ -340,7 +362,9 @@ def trace_share_rows(name: str, problem, fit: Callable, make_ledger: Callable[[]
 def trace_share_dp_sgd_rows() -> list[Row]:
     problem = problem_for("adult", "logistic", 0.001)
     sgd = DPSGD(noise="fixed", noise_multiplier=1.0, batch_size=int(0.01 * problem.n), max_iterations=100)
-    return trace_share_rows("trace_share_dp_sgd", problem, sgd.fit, lambda: Ledger(1e6, 1e-8, RDPAccountant()), rounds=41)
+    return trace_share_rows(
+        "trace_share_dp_sgd", problem, sgd.fit, lambda: Ledger(1e6, 1e-8, RDPAccountant()), rounds=41
+    )
 
 
 def trace_share_kuru_rows() -> list[Row]:
@@ -359,7 +383,9 @@ def import_engine_rows() -> list[Row]:
         "cli_unknown_option": ("-m", "dpbench.cli", "algorithm=nope"),
         "cli_bad_value": ("-m", "dpbench.cli", "privacy.eps=-1"),
     }
-    times = interleave({name: interpreter(*args) for name, args in commands.items()} | {"bare": interpreter("-c", "pass")}, rounds=7)
+    times = interleave(
+        {name: interpreter(*args) for name, args in commands.items()} | {"bare": interpreter("-c", "pass")}, rounds=7
+    )
     return [ratio_row(name, times[name], times["bare"], "measured ≤ 0.3 s") for name in commands]
 
 
@@ -380,7 +406,10 @@ def sampler_rows() -> list[Row]:
 
 def loss_value_rows() -> list[Row]:
     margins, calls, loss = np.random.default_rng(0).normal(scale=3.0, size=(32561, 21)), 10, LogisticLoss()
-    sides = {"loss": repeated(lambda: loss.value(margins), calls), "logaddexp": repeated(lambda: np.logaddexp(0.0, -margins), calls)}
+    sides = {
+        "loss": repeated(lambda: loss.value(margins), calls),
+        "logaddexp": repeated(lambda: np.logaddexp(0.0, -margins), calls),
+    }
     times = interleave(sides, rounds=15)
     return [ratio_row("loss_value_logistic", times["loss"], times["logaddexp"], "< 1×", per=calls, unit="/call")]
 
@@ -391,7 +420,10 @@ def privgene_scorer_rows() -> list[Row]:
     child = rng.normal(scale=0.1, size=problem.dim)
     population = PrivGene()._mutants(child[None, :], 0.1, rng)
     scorer = CoordinateMoveScorer(problem, None)
-    sides = {"scorer": lambda: elapsed(lambda: scorer(child, 0.1)), "product": lambda: elapsed(lambda: population_fitness(problem, population.T, None))}
+    sides = {
+        "scorer": lambda: elapsed(lambda: scorer(child, 0.1)),
+        "product": lambda: elapsed(lambda: population_fitness(problem, population.T, None)),
+    }
     times = interleave(sides, rounds=11)
     return [ratio_row("privgene_scorer", times["scorer"], times["product"], "< 1×")]
 
@@ -418,7 +450,9 @@ def opacus_rows() -> list[Row]:
         import torch
         from opacus import PrivacyEngine
     except ImportError:
-        raise Skipped("needs torch and opacus: a CPU build of torch, then pip install -e '.[bench]' (docs/performance.md)") from None
+        raise Skipped(
+            "needs torch and opacus: a CPU build of torch, then pip install -e '.[bench]' (docs/performance.md)"
+        ) from None
     torch.set_num_threads(1)
     problem = problem_for("adult", "logistic", 0.001)
     features = torch.from_numpy(problem._minibatch_rows.astype(np.float32))
@@ -440,7 +474,11 @@ def opacus_rows() -> list[Row]:
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(features, labels), batch_size=batch)
             model, optimizer, loader = PrivacyEngine(accountant="rdp").make_private(
-                module=model, optimizer=optimizer, data_loader=loader, noise_multiplier=1.0, max_grad_norm=1.0,
+                module=model,
+                optimizer=optimizer,
+                data_loader=loader,
+                noise_multiplier=1.0,
+                max_grad_norm=1.0,
                 poisson_sampling=True,
             )
 
@@ -498,7 +536,9 @@ def blas() -> str:
     except ImportError:
         config = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
         return f"{config['name']} {config['version']} (numpy's build; threads unknown)"
-    pools = sorted((p for p in threadpool_info() if p["user_api"] == "blas"), key=lambda p: "numpy" not in p["filepath"])
+    pools = sorted(
+        (p for p in threadpool_info() if p["user_api"] == "blas"), key=lambda p: "numpy" not in p["filepath"]
+    )
     return "; ".join(
         f"{p['internal_api']} {p['version']} ({Path(p['filepath']).parent.name}, {p.get('architecture', '?')}, "
         f"{p['num_threads']} thread{'s' if p['num_threads'] > 1 else ''})"

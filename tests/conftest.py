@@ -48,7 +48,12 @@ def cli(isolated_cache):
     def run(args: list[str], cwd: Path, *, module: str = "dpbench", env: dict | None = None, timeout: int = 900):
         full_env = {**os.environ, "DPBENCH_CACHE": str(cwd / ".cache"), **(env or {})}
         return subprocess.run(
-            [sys.executable, "-m", module, *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout
+            [sys.executable, "-m", module, *args],
+            cwd=cwd,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
 
     return run

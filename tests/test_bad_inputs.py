@@ -29,7 +29,10 @@ CASES = [
     (["privacy.delta=1"], "privacy.delta must be in (0, 1), got 1.0"),
     (["algorithm.sampling_rate=0"], "algorithm dp_blsgd: sampling_rate must be in (0, 1], got 0"),
     (["algorithm.sampling_rate=1.5"], "algorithm dp_blsgd: sampling_rate must be in (0, 1], got 1.5"),
-    (["algorithm=dp_sgd", "algorithm.noise_multiplier=0"], "algorithm dp_sgd: noise_multiplier must be finite and > 0, got 0"),
+    (
+        ["algorithm=dp_sgd", "algorithm.noise_multiplier=0"],
+        "algorithm dp_sgd: noise_multiplier must be finite and > 0, got 0",
+    ),
     (["algorithm=dp_sgd", "algorithm.clip=-1"], "algorithm dp_sgd: clip must be finite and > 0, got -1"),
     (["algorithm.clip_grad=0"], "algorithm dp_blsgd: clip_grad must be finite and > 0, got 0"),
     (["dataset.n=0"], "dataset 'synthetic_logreg': option 'n' must be an integer >= 1, got 0"),
@@ -38,19 +41,31 @@ CASES = [
     (["algorithm=dp_sgd", "model=pwa"], "model=pwa does not fit algorithm=dp_sgd"),
     (["model=liu_l1_svm"], "algorithm dp_blsgd does not handle"),
     # issue 18 item 4: a key nothing reads is a typo, not a setting
-    (["+privacy.epss=1"], "privacy.epss is not a privacy setting; valid: conversion, count_share, delta, eps, neighbouring, noise_key, sampler"),
+    (
+        ["+privacy.epss=1"],
+        "privacy.epss is not a privacy setting; valid: conversion, count_share, delta, eps, neighbouring, noise_key, sampler",
+    ),
     (["+foo=1"], "foo is not a dpbench setting; top-level keys: algorithm, bo, cv"),
     (["+cv.fold=3"], "cv.fold is not a cv setting; valid: folds, test_fraction"),
     (["+data.rownorm=1"], "data.rownorm is not a data setting; valid: allow_download, dtype, row_norm, scaling"),
     (["+trace.evry=2"], "trace.evry is not a trace setting; valid: every, max_share, nonprivate"),
     (["+bo.foo=1"], "bo.foo is not a bo setting; valid: candidate_seed"),
     # issue 18 item 3: a sweep preset without -m would run the defaults once
-    (["experiment=kuru_fig3"], "experiment=kuru_fig3 is a sweep preset; run it with -m: dpbench -m experiment=kuru_fig3"),
+    (
+        ["experiment=kuru_fig3"],
+        "experiment=kuru_fig3 is a sweep preset; run it with -m: dpbench -m experiment=kuru_fig3",
+    ),
     # issue 18 item 5: extremes that ended in a traceback
-    (["privacy.eps=1e-300"], "privacy.eps must be in [1e-06, 10000] (outside it the accountants' arithmetic under- or "),
+    (
+        ["privacy.eps=1e-300"],
+        "privacy.eps must be in [1e-06, 10000] (outside it the accountants' arithmetic under- or ",
+    ),
     (["privacy.eps=1e300"], "privacy.eps must be in [1e-06, 10000]"),
     (["privacy.count_share=1"], "privacy.count_share must be in [0, 1), got 1.0"),
-    (["dataset.n=1000", "dataset.d=5", "privacy.eps=1e4", "privacy.count_share=0"], "privacy.eps = 10000 (privacy.delta = 1e-08) cannot pay for even one planned step of this method"),
+    (
+        ["dataset.n=1000", "dataset.d=5", "privacy.eps=1e4", "privacy.count_share=0"],
+        "privacy.eps = 10000 (privacy.delta = 1e-08) cannot pay for even one planned step of this method",
+    ),
     (
         ["dataset.n=1000", "dataset.d=5", "algorithm=dp_sgd", "privacy.neighbouring=replace_one", "privacy.eps=1400"],
         "privacy.eps = 1400 is too large for privacy.neighbouring=replace_one by group privacy",
@@ -105,10 +120,16 @@ CASES = [
     (["algorithm=nope"], "unknown algorithm 'nope'; valid choices: dp_agd"),
     (["privacy=nope"], "unknown privacy 'nope'; valid choices: default"),
     (["variant=nope"], "unknown variant 'nope'; valid choices: (none defined)"),
-    (["privacy.epss=1"], "privacy.epss is not a key of this configuration: a typo, or a key of a privacy choice not selected"),
+    (
+        ["privacy.epss=1"],
+        "privacy.epss is not a key of this configuration: a typo, or a key of a privacy choice not selected",
+    ),
     (["algorithm.foo=1"], "algorithm.foo is not a key of this configuration"),
     (["tuning.trials_mean=0"], "tuning.trials_mean is not a key of this configuration"),  # a key of tuning=private only
-    (["hydra/launcher=nope"], "Could not find 'hydra/launcher/nope' Available options in 'hydra/launcher': basic joblib"),
+    (
+        ["hydra/launcher=nope"],
+        "Could not find 'hydra/launcher/nope' Available options in 'hydra/launcher': basic joblib",
+    ),
     (["cv=3"], "cv is a section, not a value: set one of its keys (folds, test_fraction), e.g. cv.folds=…, got cv=3"),
     (["data=1"], "data is a section, not a value"),
     # paths
@@ -154,8 +175,14 @@ def test_a_full_output_disk_is_one_line(tmp_path):
 
     env = {**os.environ, "DPBENCH_CACHE": str(tmp_path / ".cache")}
     result = subprocess.run(
-        [sys.executable, "-m", "dpbench", *SMALL, "dataset.n=1000"], cwd=tmp_path, env=env,
-        capture_output=True, text=True, preexec_fn=small_files, timeout=300, check=False,
+        [sys.executable, "-m", "dpbench", *SMALL, "dataset.n=1000"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        preexec_fn=small_files,
+        timeout=300,
+        check=False,
     )
     assert "File too large" in _one_error_line(result)
 
@@ -168,9 +195,24 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path, sigint_default):
     import time
 
     env = {**os.environ, "DPBENCH_CACHE": str(tmp_path / ".cache")}
-    args = [sys.executable, "-m", "dpbench", "algorithm=dp_sgd", "dataset.n=4000", "dataset.d=20", "reps=200", "progress=false"]
+    args = [
+        sys.executable,
+        "-m",
+        "dpbench",
+        "algorithm=dp_sgd",
+        "dataset.n=4000",
+        "dataset.d=20",
+        "reps=200",
+        "progress=false",
+    ]
     proc = subprocess.Popen(
-        args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default
+        args,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=sigint_default,
     )
     deadline = time.monotonic() + 120
     while not list(tmp_path.glob("outputs/runs/*/.runs/*.json")) and time.monotonic() < deadline:
@@ -193,7 +235,9 @@ def test_a_bad_value_in_a_multirun_is_one_line_and_the_status_pipe_closes_quietl
     assert "1 of 2 jobs failed, e.g. algorithm=nonprivate privacy.eps=-1" in line
     assert "ConfigError: privacy.eps must be finite and > 0, got -1.0" in line and f"dpbench-status {sweep}" in line
 
-    status = subprocess.Popen([sys.executable, "-m", "dpbench.status", str(sweep)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    status = subprocess.Popen(
+        [sys.executable, "-m", "dpbench.status", str(sweep)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     status.stdout.close()  # the reader is gone before the first line is written
     err = status.stderr.read().decode()
     assert status.wait(timeout=120) == 1 and err == "", err
@@ -227,12 +271,22 @@ def test_an_empty_data_file_is_refused_by_its_checksum(cli, tmp_path):
     "X, y, message",
     [
         (np.zeros((0, 3)), np.zeros(0), "dataset toy: no usable rows (0 feature rows, 0 labels)"),
-        (np.array([[np.nan, 1.0], [1.0, 2.0]]), np.array([1.0, -1.0]), "dataset toy: features contain NaN or infinite values"),
-        (np.array([[np.inf, 1.0], [1.0, 2.0]]), np.array([1.0, -1.0]), "dataset toy: features contain NaN or infinite values"),
+        (
+            np.array([[np.nan, 1.0], [1.0, 2.0]]),
+            np.array([1.0, -1.0]),
+            "dataset toy: features contain NaN or infinite values",
+        ),
+        (
+            np.array([[np.inf, 1.0], [1.0, 2.0]]),
+            np.array([1.0, -1.0]),
+            "dataset toy: features contain NaN or infinite values",
+        ),
     ],
     ids=["empty", "nan", "inf"],
 )
-def test_empty_or_non_finite_data_is_refused_before_anything_runs(compose_run_config, tmp_path, monkeypatch, X, y, message):
+def test_empty_or_non_finite_data_is_refused_before_anything_runs(
+    compose_run_config, tmp_path, monkeypatch, X, y, message
+):
     monkeypatch.setattr(glm, "load_dataset", lambda *a, **k: Dataset("toy", X, y, None, None, "x", {}))
     with pytest.raises(DpbenchError) as err:
         engine.run_job(compose_run_config("progress=false"), tmp_path)
@@ -244,10 +298,17 @@ def test_dpbench_plot_names_a_corrupt_results_file_and_an_unwritable_output(cli,
     """Companion commands get one line too: a corrupt results.parquet is named, not a pyarrow traceback."""
     assert cli(["dataset.n=1000", "dataset.d=5", "progress=false"], tmp_path).returncode == 0
     (results,) = tmp_path.glob("outputs/runs/*/results.parquet")
-    unwritable = cli(["accuracy-vs-eps", str(tmp_path / "outputs"), "--out", "/dev/null/figs"], tmp_path, module="dpbench.plot")
-    assert unwritable.returncode == 2 and unwritable.stderr.strip() == "dpbench-plot: error: /dev/null/figs: Not a directory"
+    unwritable = cli(
+        ["accuracy-vs-eps", str(tmp_path / "outputs"), "--out", "/dev/null/figs"], tmp_path, module="dpbench.plot"
+    )
+    assert (
+        unwritable.returncode == 2
+        and unwritable.stderr.strip() == "dpbench-plot: error: /dev/null/figs: Not a directory"
+    )
     results.write_bytes(b"not a parquet file")
-    corrupt = cli(["accuracy-vs-eps", str(tmp_path / "outputs"), "--out", str(tmp_path / "figs")], tmp_path, module="dpbench.plot")
+    corrupt = cli(
+        ["accuracy-vs-eps", str(tmp_path / "outputs"), "--out", str(tmp_path / "figs")], tmp_path, module="dpbench.plot"
+    )
     lines = corrupt.stderr.strip().splitlines()
     assert corrupt.returncode == 2 and len(lines) == 1 and f"{results} is not a readable parquet file" in lines[0]
     assert not (tmp_path / "figs").exists()

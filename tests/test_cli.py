@@ -24,7 +24,9 @@ def test_default_run_writes_results_within_budget_then_skips_and_force_reruns_id
     assert last.startswith("dpbench: dp_blsgd on synthetic_logreg, 1 run(s), test accuracy ")
     assert f"ε spent ≤ {df['eps_spent'].max():.3g} of 1" in last and last.endswith(f"; results in {job}")
     assert (df["eps_spent"] <= df["eps"]).all() and (df["eps_spent"] > 0).all()
-    assert {"paper", "algorithm", "dataset", "model", "eps", "delta", "fold", "rep", "seed", "config_hash"} <= set(df.columns)
+    assert {"paper", "algorithm", "dataset", "model", "eps", "delta", "fold", "rep", "seed", "config_hash"} <= set(
+        df.columns
+    )
     assert (job / "trace.parquet").is_file() and (job / "run.json").is_file()
     mtime = (job / "results.parquet").stat().st_mtime_ns
 
@@ -73,7 +75,9 @@ def test_ipums_us_without_declared_ranges_is_refused_under_public_scaling(cli, t
     result = cli(["dataset=ipums_us", "progress=false"], tmp_path)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "no public feature ranges" in lines[0] and "data.scaling=whole_file" in lines[0], result.stderr
+    assert len(lines) == 1 and "no public feature ranges" in lines[0] and "data.scaling=whole_file" in lines[0], (
+        result.stderr
+    )
 
 
 def test_corrupted_data_file_is_refused(cli, tmp_path, shared_data):
@@ -97,8 +101,14 @@ def test_corrupted_data_file_is_refused(cli, tmp_path, shared_data):
 def test_multirun_with_launcher_then_plot(cli, tmp_path, launcher):
     sweep = tmp_path / "sweep"
     result = cli(
-        ["-m", "algorithm=dp_sgd,nonprivate,majority", "privacy.eps=0.5,2.0", f"hydra/launcher={launcher}",
-         f"hydra.sweep.dir={sweep}", *SMALL],
+        [
+            "-m",
+            "algorithm=dp_sgd,nonprivate,majority",
+            "privacy.eps=0.5,2.0",
+            f"hydra/launcher={launcher}",
+            f"hydra.sweep.dir={sweep}",
+            *SMALL,
+        ],
         tmp_path,
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -119,8 +129,14 @@ def test_multirun_with_launcher_then_plot(cli, tmp_path, launcher):
     kept = {f: f.stat().st_mtime_ns for f in files[1:]}
     victim.unlink()
     again = cli(
-        ["-m", "algorithm=dp_sgd,nonprivate,majority", "privacy.eps=0.5,2.0", f"hydra/launcher={launcher}",
-         f"hydra.sweep.dir={sweep}", *SMALL],
+        [
+            "-m",
+            "algorithm=dp_sgd,nonprivate,majority",
+            "privacy.eps=0.5,2.0",
+            f"hydra/launcher={launcher}",
+            f"hydra.sweep.dir={sweep}",
+            *SMALL,
+        ],
         tmp_path,
     )
     assert again.returncode == 0, again.stderr[-3000:]
@@ -130,7 +146,9 @@ def test_multirun_with_launcher_then_plot(cli, tmp_path, launcher):
 
 def test_plot_without_results_fails_clearly(cli, tmp_path):
     (tmp_path / "empty").mkdir()
-    result = cli(["accuracy-vs-eps", str(tmp_path / "empty"), "--out", str(tmp_path / "f")], tmp_path, module="dpbench.plot")
+    result = cli(
+        ["accuracy-vs-eps", str(tmp_path / "empty"), "--out", str(tmp_path / "f")], tmp_path, module="dpbench.plot"
+    )
     assert result.returncode == 2
     assert "no results.parquet found" in result.stderr
     listing = cli(["--list"], tmp_path, module="dpbench.plot")
@@ -177,6 +195,13 @@ def test_help_documents_every_key_the_groups_presets_multirun_and_companion_comm
     for group in ("dataset", "algorithm", "model", "privacy", "tuning"):
         assert all(re.search(rf"[ *]{option} ", text) for option in group_choices(group)), group
     assert all(f"  {preset} " in text for preset in group_choices("experiment"))
-    for needle in ("dpbench -m ", "dpbench-plot", "dpbench-status", "dpbench-audit", "dpbench -sc install=bash", "--hydra-help"):
+    for needle in (
+        "dpbench -m ",
+        "dpbench-plot",
+        "dpbench-status",
+        "dpbench-audit",
+        "dpbench -sc install=bash",
+        "--hydra-help",
+    ):
         assert needle in text, needle
     assert "Hydra" not in text.splitlines()[0]

@@ -72,22 +72,36 @@ CALLER = "def run():\n    return step(2)\n"
 def test_moving_a_definition_or_a_module_keeps_the_meaning(tmp_path):
     """The refactors a new layout needs (a function to another module, a module to another package,
     relative imports, a re-export) keep the digest: the code a result runs is the same."""
-    before = _digest(tmp_path / "a" / "dpbench", {
-        "__init__.py": "", "maths.py": STEP, "job.py": f"from dpbench.maths import step\n{CALLER}"})
-    moved = _digest(tmp_path / "b" / "dpbench", {
-        "__init__.py": "", "kinds/__init__.py": "from .glm.steps import step\n", "kinds/glm/__init__.py": "",
-        "kinds/glm/steps.py": STEP.replace('"""One step."""', "# reworded"),
-        "kinds/glm/job.py": f"from dpbench.kinds import step  # via the re-export\n\n\n{CALLER}"})
+    before = _digest(
+        tmp_path / "a" / "dpbench",
+        {"__init__.py": "", "maths.py": STEP, "job.py": f"from dpbench.maths import step\n{CALLER}"},
+    )
+    moved = _digest(
+        tmp_path / "b" / "dpbench",
+        {
+            "__init__.py": "",
+            "kinds/__init__.py": "from .glm.steps import step\n",
+            "kinds/glm/__init__.py": "",
+            "kinds/glm/steps.py": STEP.replace('"""One step."""', "# reworded"),
+            "kinds/glm/job.py": f"from dpbench.kinds import step  # via the re-export\n\n\n{CALLER}",
+        },
+    )
     assert moved == before
 
 
 def test_what_a_statement_says_changes_the_meaning(tmp_path):
     """A changed constant, and an import that now reaches another definition of the same name, each stale."""
-    base = {"__init__.py": "", "maths.py": STEP, "other.py": STEP.replace("x + 1", "x - 1"),
-            "job.py": f"from dpbench.maths import step\n{CALLER}"}
+    base = {
+        "__init__.py": "",
+        "maths.py": STEP,
+        "other.py": STEP.replace("x + 1", "x - 1"),
+        "job.py": f"from dpbench.maths import step\n{CALLER}",
+    }
     before = _digest(tmp_path / "a" / "dpbench", base)
     assert _digest(tmp_path / "b" / "dpbench", {**base, "maths.py": STEP.replace("x + 1", "x + 2")}) != before
-    assert _digest(tmp_path / "c" / "dpbench", {**base, "job.py": f"from dpbench.other import step\n{CALLER}"}) != before
+    assert (
+        _digest(tmp_path / "c" / "dpbench", {**base, "job.py": f"from dpbench.other import step\n{CALLER}"}) != before
+    )
     assert _digest(tmp_path / "d" / "dpbench", {**base, "job.py": f"from numpy import step\n{CALLER}"}) != before
 
 
@@ -119,12 +133,15 @@ def test_resume_strict_recomputes_a_job_computed_by_other_code(compose_run_confi
     assert json.loads((tmp_path / "run.json").read_text())["code"]["identity"] == new
     assert not again["wall_time_s"].equals(first["wall_time_s"])  # computed again, not relabelled
     columns = [c for c in first.columns if c not in ("wall_time_s", "code_identity")]
-    pd.testing.assert_frame_equal(again[columns], first[columns], check_exact=True)  # the same seeds, the same code path
+    pd.testing.assert_frame_equal(
+        again[columns], first[columns], check_exact=True
+    )  # the same seeds, the same code path
     assert inspect_job(tmp_path.parent, [], tmp_path.name).status == "finished"
 
 
-def test_resume_keep_keeps_a_job_computed_by_other_code_and_shows_it_stale(compose_run_config, tmp_path, code_change,
-                                                                          caplog):
+def test_resume_keep_keeps_a_job_computed_by_other_code_and_shows_it_stale(
+    compose_run_config, tmp_path, code_change, caplog
+):
     first = run_job(compose_run_config(*JOB), tmp_path)
     old = first["code_identity"].iloc[0]
     new = code_change("4b4b4b4b4b4b")
@@ -148,7 +165,9 @@ def test_results_from_before_code_identities_are_stale(compose_run_config, tmp_p
 
 def test_stored_runs_of_other_code_are_reused_only_under_resume_keep(tmp_path):
     trace = pd.DataFrame({"fold": [0]})
-    RunStore(tmp_path, "cfg", "0.1.0+src.old").save(0, 0, {"test_accuracy": 0.5, "code_identity": "0.1.0+src.old"}, trace, {})
+    RunStore(tmp_path, "cfg", "0.1.0+src.old").save(
+        0, 0, {"test_accuracy": 0.5, "code_identity": "0.1.0+src.old"}, trace, {}
+    )
     assert RunStore(tmp_path, "cfg", "0.1.0+src.new").load(0, 0) is None
     row, _, _ = RunStore(tmp_path, "cfg", "0.1.0+src.new", keep_other_code=True).load(0, 0)
     assert row == {"test_accuracy": 0.5, "code_identity": "0.1.0+src.old"}  # the run keeps who computed it
@@ -166,7 +185,14 @@ def test_a_sweep_rerun_recomputes_only_the_jobs_of_other_code_and_dpbench_status
     from dpbench.results import write_parquet
 
     sweep = tmp_path / "sweep"
-    args = ["-m", "algorithm=dp_sgd,majority", "dataset.n=2000", "dataset.d=5", "progress=false", f"hydra.sweep.dir={sweep}"]
+    args = [
+        "-m",
+        "algorithm=dp_sgd,majority",
+        "dataset.n=2000",
+        "dataset.d=5",
+        "progress=false",
+        f"hydra.sweep.dir={sweep}",
+    ]
     assert cli(args, tmp_path).returncode == 0
     old, current = sorted(sweep.glob("*/results.parquet"))
     write_parquet(pd.read_parquet(old).assign(code_identity="0.0.9+src.000000000000"), old, table="results")

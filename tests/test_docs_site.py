@@ -53,8 +53,13 @@ def test_every_preset_is_listed_in_reproducing_the_papers():
 def test_the_cli_reference_is_current():
     if not Path(sys.executable).with_name("dpbench").exists():
         pytest.skip("the dpbench commands are not installed beside this interpreter")
-    done = subprocess.run([sys.executable, str(REPO / "scripts" / "cli_reference.py"), "--check"],
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "cli_reference.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -65,19 +70,49 @@ def site(tmp_path_factory) -> Path:
         import material  # noqa: F401  (the theme mkdocs.yml names)
         import mkdocs  # noqa: F401
     except ImportError:
-        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)("mkdocs-material is not installed (pip install '.[test]')")
+        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(
+            "mkdocs-material is not installed (pip install '.[test]')"
+        )
     out = tmp_path_factory.mktemp("site")
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(REPO / "mkdocs.yml"), "--site-dir", str(out)],
-        cwd=REPO, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True, timeout=600, check=False,
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--config-file",
+            str(REPO / "mkdocs.yml"),
+            "--site-dir",
+            str(out),
+        ],
+        cwd=REPO,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-4000:]
     return out
 
 
 def test_the_site_builds_strictly_with_every_page_of_the_nav(site):
-    for page in ("index", "usage", "reproducing", "accounting", "privacy", "tuning", "leaderboard", "datasets",
-                 "results-files", "schema", "cli", "performance", "architecture"):
+    for page in (
+        "index",
+        "usage",
+        "reproducing",
+        "accounting",
+        "privacy",
+        "tuning",
+        "leaderboard",
+        "datasets",
+        "results-files",
+        "schema",
+        "cli",
+        "performance",
+        "architecture",
+    ):
         assert (site / f"{page}.html").exists(), page
 
 

@@ -60,8 +60,18 @@ EPS, DELTA = 0.8, 1e-7
 GLM = ("dataset=synthetic_logreg", "dataset.n=400", "dataset.d=5")
 HINGE = ("dataset=synthetic_svm", "dataset.n=400", "dataset.n_test=100", "dataset.d=5", "model=liu_l2_svm")
 PWA = ("dataset=synthetic_pwa", "model=pwa", "dataset.m=8", "dataset.d=3", "reps=3")
-BO = ("model=bo", "bo.target=logreg", "dataset=synthetic_logreg", "dataset.n=1500", "dataset.d=5", "bo.n_candidates=12",
-      "bo.train_size=300", "bo.test_size=300", "bo.pool_size=800", "bo.validation_size=200")
+BO = (
+    "model=bo",
+    "bo.target=logreg",
+    "dataset=synthetic_logreg",
+    "dataset.n=1500",
+    "dataset.d=5",
+    "bo.n_candidates=12",
+    "bo.train_size=300",
+    "bo.test_size=300",
+    "bo.pool_size=800",
+    "bo.validation_size=200",
+)
 COMMON = ("progress=false", "reps=2", f"privacy.eps={EPS}", f"privacy.delta={DELTA}", "privacy.neighbouring=native")
 
 # Settings that switch a method to another accountant or conversion than its default, so that every
@@ -188,8 +198,15 @@ SECURE = sorted(name for name in PRIVATE if ALGORITHMS[name].secure_sampler)
 
 def test_the_secure_sampler_covers_every_method_whose_noise_goes_through_the_mechanisms():
     refused = sorted(set(PRIVATE) - set(SECURE))
-    assert refused == ["dp_dda", "dp_dda_all_nodes", "objpert", "pwa_exponential", "pwa_laplace_data",
-                       "pwa_laplace_solution", "pwa_subgradient"]
+    assert refused == [
+        "dp_dda",
+        "dp_dda_all_nodes",
+        "objpert",
+        "pwa_exponential",
+        "pwa_laplace_data",
+        "pwa_laplace_solution",
+        "pwa_subgradient",
+    ]
 
 
 @pytest.mark.parametrize("name", SECURE)
@@ -229,8 +246,15 @@ def test_non_private_algorithms_report_infinite_eps(compose_run_config, tmp_path
 
 def _one_of_each_event() -> list[PrivacyEvent]:
     leaf = [
-        GaussianEvent(1.3), LaplaceEvent(0.7), PureDPEvent(0.25), ZCDPEvent(0.01), LaplaceAboveThresholdEvent(0.2, 0.1),
-        GaussianAboveThresholdEvent(2.0, 3.0), NonPrivateEvent(), ApproxDPEvent(0.5, 1e-9), RenyiBoundEvent(64.0, 0.03),
+        GaussianEvent(1.3),
+        LaplaceEvent(0.7),
+        PureDPEvent(0.25),
+        ZCDPEvent(0.01),
+        LaplaceAboveThresholdEvent(0.2, 0.1),
+        GaussianAboveThresholdEvent(2.0, 3.0),
+        NonPrivateEvent(),
+        ApproxDPEvent(0.5, 1e-9),
+        RenyiBoundEvent(64.0, 0.03),
     ]
     nested = [
         PoissonSampledEvent(0.01, GaussianEvent(1.1)),
@@ -239,7 +263,9 @@ def _one_of_each_event() -> list[PrivacyEvent]:
         PoissonSampledEvent(0.1, ComposedEvent((GaussianEvent(5.0), GaussianAboveThresholdEvent(3.0, 4.0)))),
         PoissonSampledEvent(0.5, SampledWithoutReplacementEvent(1, 7, PoissonSampledEvent(0.3, PureDPEvent(1 / 3)))),
         ComposedEvent((ComposedEvent((ZCDPEvent(1e-300), PureDPEvent(1e300))), ComposedEvent(()))),
-        RepeatAndSelectEvent(((PoissonSampledEvent(0.01, GaussianEvent(1.1)), 300), (LaplaceEvent(20.0), 1)), 10.0, 1.0),
+        RepeatAndSelectEvent(
+            ((PoissonSampledEvent(0.01, GaussianEvent(1.1)), 300), (LaplaceEvent(20.0), 1)), 10.0, 1.0
+        ),
         RepeatAndSelectEvent(((GaussianEvent(4.0), 2),), 3.5, math.inf),
         RepeatAndSelectEvent(((RenyiBoundEvent(64.0, 0.03), 1),), 4.0, 1.0),
     ]
@@ -249,7 +275,8 @@ def _one_of_each_event() -> list[PrivacyEvent]:
 def test_every_event_class_is_covered_by_the_round_trip_cases():
     """The cases below use every event class defined in dpbench.privacy.events (a new class must be added)."""
     defined = {
-        cls for _, cls in inspect.getmembers(events_module, inspect.isclass)
+        cls
+        for _, cls in inspect.getmembers(events_module, inspect.isclass)
         if issubclass(cls, PrivacyEvent) and cls is not PrivacyEvent and dataclasses.is_dataclass(cls)
     }
     used: set[type] = set()
@@ -319,17 +346,30 @@ def test_summary_lists_the_composition_and_old_summaries_are_refused():
     ledger.poisson_batch(0.05).charge(GaussianEvent(2.0))
     ledger.charge(LaplaceEvent(3.0))
     summary = json.loads(json.dumps(ledger.summary()))
-    assert {"accountant", "conversion", "gaussian_amplification", "epsilon", "delta", "eps_spent", "n_charges",
-            "counts", "events"} <= set(summary)
+    assert {
+        "accountant",
+        "conversion",
+        "gaussian_amplification",
+        "epsilon",
+        "delta",
+        "eps_spent",
+        "n_charges",
+        "counts",
+        "events",
+    } <= set(summary)
     releases = (GaussianEvent(2.0), LaplaceAboveThresholdEvent(0.1, 0.05), LaplaceAboveThresholdEvent(0.1, 0.05))
     joint = PoissonSampledEvent(0.05, ComposedEvent(releases))
     assert events_from_summary(summary) == [  # first-charge order: each batch's first release came first
-        (PoissonSampledEvent(0.02, GaussianEvent(1.2)), 30), (PoissonSampledEvent(0.05, GaussianEvent(2.0)), 1),
-        (joint, 3), (LaplaceEvent(3.0), 1),
+        (PoissonSampledEvent(0.02, GaussianEvent(1.2)), 30),
+        (PoissonSampledEvent(0.05, GaussianEvent(2.0)), 1),
+        (joint, 3),
+        (LaplaceEvent(3.0), 1),
     ]
     assert math.isclose(recompute_epsilon(summary), ledger.eps_spent, rel_tol=RTOL, abs_tol=0.0)
     assert summary["counts"] == {
-        "PoissonSampledEvent[GaussianEvent]": 30, "GaussianEvent": 4, "LaplaceAboveThresholdEvent": 6,
+        "PoissonSampledEvent[GaussianEvent]": 30,
+        "GaussianEvent": 4,
+        "LaplaceAboveThresholdEvent": 6,
         "LaplaceEvent": 1,
     }
     short = json.loads(json.dumps(summary))

@@ -22,7 +22,9 @@ def run_and_list_loaded(code: str, cwd, watched: tuple[str, ...]) -> tuple[list[
         f"atexit.register(lambda: print('loaded:', json.dumps(sorted(m for m in {watched!r} if m in sys.modules))))\n"
         f"{code}\n"
     )
-    result = subprocess.run([sys.executable, "-c", probe], check=False, cwd=cwd, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", probe], check=False, cwd=cwd, capture_output=True, text=True, timeout=300
+    )
     last = result.stdout.strip().splitlines()[-1]
     assert last.startswith("loaded: "), result.stdout + result.stderr
     return json.loads(last.removeprefix("loaded: ")), result
@@ -63,7 +65,9 @@ def test_a_bad_hyper_parameter_is_answered_without_scikit_learn(tmp_path):
     """A refusal that needs the algorithm registry (a hyper-parameter out of range) loads no solver:
     the baselines import scipy.optimize and scikit-learn when they first solve."""
     code = "sys.argv = ['dpbench', 'algorithm=dp_sgd', 'algorithm.clip=-1']\nfrom dpbench.cli import main\nmain()"
-    loaded, result = run_and_list_loaded(code, tmp_path, ("sklearn", "pandas", "pyarrow", "matplotlib", "dpbench.engine"))
+    loaded, result = run_and_list_loaded(
+        code, tmp_path, ("sklearn", "pandas", "pyarrow", "matplotlib", "dpbench.engine")
+    )
     assert result.returncode == 2 and "clip must be finite and > 0, got -1" in result.stderr, result.stderr
     assert loaded == []
 

@@ -32,7 +32,9 @@ def import_graph() -> dict[str, set[str]]:
                 if node.level:
                     anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                     base = f"{anchor}.{base}" if base else anchor
-                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names
+                ]
             else:
                 continue
             graph[name].update(t for t in targets if t in modules and t != name)
@@ -49,7 +51,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for succ in sorted(graph[node]):
             if state.get(succ) == 1:
-                return path[path.index(succ):] + [succ]
+                return path[path.index(succ) :] + [succ]
             if succ not in state and (cycle := visit(succ)):
                 return cycle
         path.pop()

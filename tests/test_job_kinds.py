@@ -58,7 +58,9 @@ def test_the_documented_kind_runs_through_the_engine(documented_kind, compose_ru
 
 
 @pytest.mark.parametrize("dropped", ["eps_spent", "config_hash", "neighbouring"])
-def test_an_output_without_a_core_column_is_refused(documented_kind, compose_run_config, tmp_path, monkeypatch, dropped):
+def test_an_output_without_a_core_column_is_refused(
+    documented_kind, compose_run_config, tmp_path, monkeypatch, dropped
+):
     real_run = documented_kind.MajorityLabelJob.run
 
     def run_without(self, cfg, store):

@@ -49,7 +49,11 @@ EPS_RTOL = 1e-13  # ε spent recomputed from identical events: a few units in th
 # the trace cadence as the reference was recorded: about 200 records (no bound on their share)
 SMALL = ("dataset.n=2000", "dataset.seed=1", "progress=false", "privacy.eps=0.5", "trace.max_share=null")
 SVM = (
-    "dataset=synthetic_svm", "dataset.n=2000", "dataset.n_test=500", "progress=false", "privacy.eps=0.5",
+    "dataset=synthetic_svm",
+    "dataset.n=2000",
+    "dataset.n_test=500",
+    "progress=false",
+    "privacy.eps=0.5",
     "trace.max_share=null",
 )
 ADULT = ("dataset=adult", "progress=false", "privacy.eps=0.5", "trace.max_share=null")
@@ -58,9 +62,23 @@ CASES: dict[str, tuple[str, ...]] = {
     **{
         name: (*SMALL, f"algorithm={name}")
         for name in (
-            "nonprivate", "majority", "dp_sgd", "dp_sgd_sigma4", "dp_blsgd", "dp_blsgd_ac", "dp_blgd", "dp_agd",
-            "objpert", "privgene", "outpert_gd", "dp_gd", "dp_hb", "dp_masg", "dp_masg_opt",
-            "dp_nag", "dp_nag_opt",
+            "nonprivate",
+            "majority",
+            "dp_sgd",
+            "dp_sgd_sigma4",
+            "dp_blsgd",
+            "dp_blsgd_ac",
+            "dp_blgd",
+            "dp_agd",
+            "objpert",
+            "privgene",
+            "outpert_gd",
+            "dp_gd",
+            "dp_hb",
+            "dp_masg",
+            "dp_masg_opt",
+            "dp_nag",
+            "dp_nag_opt",
         )
     },
     **{name: (*SVM, f"algorithm={name}") for name in ("dp_dda", "dp_dda_all_nodes", "dp_dda_two_edges")},
@@ -94,7 +112,16 @@ def _run(compose_run_config, overrides: tuple[str, ...], tmp_path: Path) -> dict
         rows, trace, ledgers = output.results, output.trace, output.ledgers
     finally:
         glm.fit = real_fit
-    metrics = ["test_accuracy", "train_objective", "test_objective", "fstar", "eps_spent", "n_iterations", "grad_evals", "obj_evals"]
+    metrics = [
+        "test_accuracy",
+        "train_objective",
+        "test_objective",
+        "fstar",
+        "eps_spent",
+        "n_iterations",
+        "grad_evals",
+        "obj_evals",
+    ]
     return {
         "weights": weights,
         "ledgers": json.loads(json.dumps(ledgers, default=float)),
@@ -185,7 +212,9 @@ def _relative(got: list, want: list) -> float:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_float32_runs_agree_with_float64_at_the_same_epsilon(case, reference, compose_run_config, shared_data, tmp_path):
+def test_float32_runs_agree_with_float64_at_the_same_epsilon(
+    case, reference, compose_run_config, shared_data, tmp_path
+):
     if os.environ.get("DPBENCH_WRITE_REFERENCE") == "1":
         pytest.skip("the reference is being written (float64 only)")
     if case in NEEDS_ADULT:
@@ -203,5 +232,3 @@ def test_float32_runs_agree_with_float64_at_the_same_epsilon(case, reference, co
     assert weights <= weight_rtol, f"{case}: float32 weights deviate by {weights:.3g} of their largest entry"
     assert objective <= objective_rtol and fstar <= OBJECTIVE_RTOL, f"{case}: objective {objective:.3g}, F* {fstar:.3g}"
     assert accuracy <= ACCURACY_ATOL, f"{case}: test accuracy moved by {accuracy}"
-
-

@@ -26,8 +26,15 @@ from dpbench.schema import MEASUREMENT, RELEASE, column_class
 from dpbench.verify.cli import main as verify_main
 
 KEY = bytes(range(100, 132))
-SWEEP = ["algorithm=dp_sgd,dp_blsgd,dp_gd,nonprivate", "tuning=fixed,private", "dataset=synthetic_logreg", "dataset.n=600",
-         "privacy.eps=0.5", "cv.folds=2", "progress=false"]
+SWEEP = [
+    "algorithm=dp_sgd,dp_blsgd,dp_gd,nonprivate",
+    "tuning=fixed,private",
+    "dataset=synthetic_logreg",
+    "dataset.n=600",
+    "privacy.eps=0.5",
+    "cv.folds=2",
+    "progress=false",
+]
 COUNTS_OF_PRIVATE_RANDOMNESS = ("n_trials", "grad_evals", "obj_evals", "n_train", "n_test", "wall_time_s")
 
 
@@ -38,8 +45,13 @@ def _sweep(work: Path, name: str, *extra: str, key: bytes | None = None) -> Path
         (sweep / KEY_FILE).write_bytes(key)
         os.chmod(sweep / KEY_FILE, 0o600)
     done = subprocess.run(
-        [sys.executable, "-m", "dpbench", "-m", *SWEEP, *extra, f"hydra.sweep.dir={sweep}"], cwd=work,
-        env={**os.environ, "DPBENCH_CACHE": str(work / "cache")}, capture_output=True, text=True, timeout=900, check=False,
+        [sys.executable, "-m", "dpbench", "-m", *SWEEP, *extra, f"hydra.sweep.dir={sweep}"],
+        cwd=work,
+        env={**os.environ, "DPBENCH_CACHE": str(work / "cache")},
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return sweep

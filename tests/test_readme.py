@@ -48,11 +48,15 @@ def fresh_install(tmp_path_factory):
         (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)("DPBENCH_DATA is not set")
     root = tmp_path_factory.mktemp("readme")
     checkout = root / "dpbench"
-    shutil.copytree(REPO, checkout, ignore=shutil.ignore_patterns(".git", ".venv", "outputs", "__pycache__", "*.egg-info"))
+    shutil.copytree(
+        REPO, checkout, ignore=shutil.ignore_patterns(".git", ".venv", "outputs", "__pycache__", "*.egg-info")
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     # absolute: the README's test command gives DPBENCH_DATA relative to the checkout, the commands run elsewhere
     env.update(DPBENCH_CACHE=str(root / "cache"), DPBENCH_DATA=str(Path(shared_data).resolve()))
-    result = subprocess.run(SET_UP_1, shell=True, cwd=checkout, env=env, capture_output=True, text=True, timeout=1200, check=False)
+    result = subprocess.run(
+        SET_UP_1, shell=True, cwd=checkout, env=env, capture_output=True, text=True, timeout=1200, check=False
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "results in" in result.stdout.strip().splitlines()[-1], result.stdout[-2000:]
     bin_dir = checkout / ".venv" / "bin"
@@ -67,7 +71,9 @@ def test_every_example_runs_verbatim_after_set_up_1(fresh_install):
     commands = section_commands("Examples")
     assert len(commands) >= 8
     for command in commands:
-        result = subprocess.run(command, shell=True, cwd=work, env=env, capture_output=True, text=True, timeout=1200, check=False)
+        result = subprocess.run(
+            command, shell=True, cwd=work, env=env, capture_output=True, text=True, timeout=1200, check=False
+        )
         assert result.returncode == 0, f"{command}\n{result.stderr[-3000:]}"
         assert "Traceback" not in result.stderr, command
 
@@ -75,7 +81,9 @@ def test_every_example_runs_verbatim_after_set_up_1(fresh_install):
 def test_every_reproduction_starts_verbatim_and_stops_cleanly(fresh_install, sigint_default):
     env, work = fresh_install
     commands = section_commands("Reproducing the papers")
-    listed = subprocess.run(["dpbench-plot", "--list"], cwd=work, env=env, capture_output=True, text=True, check=False).stdout
+    listed = subprocess.run(
+        ["dpbench-plot", "--list"], cwd=work, env=env, capture_output=True, text=True, check=False
+    ).stdout
     sweeps = [c for c in commands if c.startswith("dpbench -m experiment=")]
     assert len(sweeps) >= 6
     for command in commands:
@@ -88,8 +96,13 @@ def test_every_reproduction_starts_verbatim_and_stops_cleanly(fresh_install, sig
         stderr = work / "stderr.txt"
         with stderr.open("w") as err_file:  # not a pipe: unread, a sweep's log lines would fill it and block
             proc = subprocess.Popen(  # no shell between: it would die of the SIGINT itself
-                shlex.split(command), cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=err_file,
-                start_new_session=True, preexec_fn=sigint_default,
+                shlex.split(command),
+                cwd=work,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=err_file,
+                start_new_session=True,
+                preexec_fn=sigint_default,
             )
         deadline = time.monotonic() + (120 if command in sweeps else 3)
         while time.monotonic() < deadline and proc.poll() is None and not list(sweep.glob("*/.hydra")):

@@ -27,8 +27,15 @@ def sweep(tmp_path_factory):
     sweep = root / "sweeps" / "adhoc"
     env = {**os.environ, "DPBENCH_CACHE": str(root / ".cache")}
     for extra in ([], ["algorithm.noise_multiplier=8"]):
-        result = subprocess.run([sys.executable, "-m", "dpbench", "-m", *SMALL, *extra, f"hydra.sweep.dir={sweep}"],
-                                cwd=root, env=env, capture_output=True, text=True, timeout=600, check=False)
+        result = subprocess.run(
+            [sys.executable, "-m", "dpbench", "-m", *SMALL, *extra, f"hydra.sweep.dir={sweep}"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
         assert result.returncode == 0, result.stderr[-3000:]
     return sweep
 
@@ -44,7 +51,9 @@ def test_a_sweep_loads_as_one_frame_with_a_column_per_hyper_parameter(sweep):
     assert (df["p_noise"] == "calibrated").all() and df["p_batch_size"].isna().all()
     for _, row in df.iterrows():  # every p_ column is the value in params, and nothing else is
         params = json.loads(row["params"])
-        assert {c: row[c] for c in df.columns if c.startswith("p_")} == pytest.approx(param_columns(params), nan_ok=True)
+        assert {c: row[c] for c in df.columns if c.startswith("p_")} == pytest.approx(
+            param_columns(params), nan_ok=True
+        )
     assert set(load(sweep.parent)["job_dir"]) == {f"adhoc/{f.parent.name}" for f in files}  # a tree
     assert list(load(files[0].parent)["job_dir"]) == ["."]  # one job
 
@@ -64,7 +73,8 @@ def test_results_written_before_the_p_columns_get_them_from_params(tmp_path):
     job = tmp_path / "algorithm=dp_sgd,privacy.eps=1.0"
     job.mkdir()
     pd.DataFrame({"algorithm": ["dp_sgd"] * 2, "eps": 1.0, "rep": [0, 1], "params": json.dumps(params)}).to_parquet(
-        job / "results.parquet")
+        job / "results.parquet"
+    )
     df = load(tmp_path)
     assert df["p_noise"].tolist() == ["fixed"] * 2 and df["p_noise_multiplier"].tolist() == [4.0, 4.0]
     assert df["p_batch_size"].isna().all()
@@ -74,7 +84,14 @@ def test_results_written_before_the_p_columns_get_them_from_params(tmp_path):
 
 def test_param_columns_flatten_lists_and_dicts_to_json_and_keep_scalars():
     assert param_columns({"a": 1, "b": 0.5, "c": "x", "d": None, "e": True, "f": [0.1, 0.2], "g": {"y": 1}}) == {
-        "p_a": 1, "p_b": 0.5, "p_c": "x", "p_d": None, "p_e": True, "p_f": "[0.1, 0.2]", "p_g": '{"y": 1}'}
+        "p_a": 1,
+        "p_b": 0.5,
+        "p_c": "x",
+        "p_d": None,
+        "p_e": True,
+        "p_f": "[0.1, 0.2]",
+        "p_g": '{"y": 1}',
+    }
 
 
 def test_written_p_columns_pass_the_schema(tmp_path):
@@ -97,11 +114,33 @@ def test_a_corrupt_file_an_empty_directory_and_a_missing_path_are_one_line_error
 
 
 def test_the_three_job_kinds_write_p_columns_and_trace_identity(compose_run_config, tmp_path):
-    bo = ("model=bo", "dataset=synthetic_logreg", "dataset.n=1500", "dataset.d=5", "bo.n_candidates=12",
-          "bo.train_size=300", "bo.test_size=300", "bo.pool_size=800", "bo.validation_size=200", "progress=false",
-          "algorithm=kusner_alg1", "reps=2", "algorithm.iterations=4", "trace.nonprivate=true")
-    pwa = ("dataset=synthetic_pwa", "model=pwa", "progress=false", "dataset.m=8", "dataset.d=3",
-           "privacy.neighbouring=replace_one", "algorithm=pwa_subgradient", "algorithm.iterations=20", "reps=3")
+    bo = (
+        "model=bo",
+        "dataset=synthetic_logreg",
+        "dataset.n=1500",
+        "dataset.d=5",
+        "bo.n_candidates=12",
+        "bo.train_size=300",
+        "bo.test_size=300",
+        "bo.pool_size=800",
+        "bo.validation_size=200",
+        "progress=false",
+        "algorithm=kusner_alg1",
+        "reps=2",
+        "algorithm.iterations=4",
+        "trace.nonprivate=true",
+    )
+    pwa = (
+        "dataset=synthetic_pwa",
+        "model=pwa",
+        "progress=false",
+        "dataset.m=8",
+        "dataset.d=3",
+        "privacy.neighbouring=replace_one",
+        "algorithm=pwa_subgradient",
+        "algorithm.iterations=20",
+        "reps=3",
+    )
     glm = ("dataset.n=400", "progress=false", "algorithm=dp_sgd")
     for name, overrides in (("bo", bo), ("pwa", pwa), ("glm", glm)):
         cfg = compose_run_config(*overrides)

@@ -20,8 +20,13 @@ JOB = ["algorithm=dp_sgd", "dataset.n=3000", "dataset.d=10", "cv.folds=2", "reps
 def _start(args, cwd, preexec_fn=None):
     env = {**os.environ, "DPBENCH_CACHE": str(cwd / ".cache")}
     return subprocess.Popen(
-        [sys.executable, "-m", "dpbench", *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, preexec_fn=preexec_fn,
+        [sys.executable, "-m", "dpbench", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=preexec_fn,
     )
 
 
@@ -35,7 +40,9 @@ def _same_results(a: pd.DataFrame, b: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(a[columns], b[columns], check_exact=True)
 
 
-def test_an_interrupted_job_resumes_from_its_finished_runs_and_equals_an_uninterrupted_one(cli, tmp_path, sigint_default):
+def test_an_interrupted_job_resumes_from_its_finished_runs_and_equals_an_uninterrupted_one(
+    cli, tmp_path, sigint_default
+):
     interrupted, clean = tmp_path / "interrupted", tmp_path / "clean"
     interrupted.mkdir()
     clean.mkdir()

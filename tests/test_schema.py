@@ -35,8 +35,15 @@ def test_every_registered_column_has_a_known_class_and_a_meaning():
 
 
 def test_what_the_review_named_is_a_measurement_never_a_release():
-    for column in ("train_objective", "test_accuracy", "fstar", "value_best_observed", "gain_best_observed",
-                   "suboptimality", "wall_time_s"):
+    for column in (
+        "train_objective",
+        "test_accuracy",
+        "fstar",
+        "value_best_observed",
+        "gain_best_observed",
+        "suboptimality",
+        "wall_time_s",
+    ):
         assert TABLES["results"][column][0] == MEASUREMENT
     for column in ("train_objective", "value", "best_so_far", "candidate"):
         assert TABLES["trace"][column][0] == MEASUREMENT

@@ -28,8 +28,14 @@ ALGORITHMS, EPSILONS, SEEDS = ("dp_sgd", "nonprivate"), ("0.1", "0.2", "0.4", "0
 
 def _sweep_args(sweep: Path, reps: int) -> list[str]:
     return [
-        "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"algorithm={','.join(ALGORITHMS)}",
-        f"privacy.eps={','.join(EPSILONS)}", f"seed={','.join(SEEDS)}", f"reps={reps}", *SMALL,
+        "-m",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        f"algorithm={','.join(ALGORITHMS)}",
+        f"privacy.eps={','.join(EPSILONS)}",
+        f"seed={','.join(SEEDS)}",
+        f"reps={reps}",
+        *SMALL,
         f"hydra.sweep.dir={sweep}",
     ]
 
@@ -82,7 +88,11 @@ def _kill_midway(args: list[str], cwd: Path, sweep: Path, total: int, log_path: 
     env = {**os.environ, "DPBENCH_CACHE": str(cwd / ".cache")}
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "dpbench", *args], cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
+            [sys.executable, "-m", "dpbench", *args],
+            cwd=cwd,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
     deadline = time.monotonic() + 180
@@ -169,8 +179,14 @@ def test_sigkilled_sweep_resumes_without_recomputing_duplicating_or_losing_jobs(
 @pytest.mark.slow
 def test_truncated_and_corrupt_results_are_detected_and_rerun_with_a_warning(cli, tmp_path):
     sweep = tmp_path / "sweep"
-    args = ["-m", "algorithm=dp_sgd,nonprivate,majority", "privacy.eps=0.5", "reps=2", *SMALL,
-            f"hydra.sweep.dir={sweep}"]
+    args = [
+        "-m",
+        "algorithm=dp_sgd,nonprivate,majority",
+        "privacy.eps=0.5",
+        "reps=2",
+        *SMALL,
+        f"hydra.sweep.dir={sweep}",
+    ]
     first = cli(args, tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
     files = {p.parent.name.split(",")[0]: p for p in sweep.rglob("results.parquet")}
@@ -274,8 +290,10 @@ def test_status_expands_a_preset_sweep_with_variants_like_hydra(tmp_path):
         cfg = compose(config_name="config", overrides=["experiment=chen_lee_fig1", "reps=1"], return_hydra_config=True)
     jobs = expand_sweep(cfg)
     assert len(jobs) == 2 * 21
-    assert jobs[0] == (["privacy.eps=0.05", "variant=default", "experiment=chen_lee_fig1", "reps=1"],
-                       "privacy.eps=0.05,reps=1,variant=default")
+    assert jobs[0] == (
+        ["privacy.eps=0.05", "variant=default", "experiment=chen_lee_fig1", "reps=1"],
+        "privacy.eps=0.05,reps=1,variant=default",
+    )
     assert len({subdir for _, subdir in jobs}) == 42 and "privacy.eps=0.2,reps=1,variant=zeta_0.2" == jobs[-1][1]
 
 
@@ -296,8 +314,11 @@ def test_slurm_launcher_preset_composes():
 
     register_resolvers()
     with initialize_config_dir(version_base="1.3", config_dir=str(config_dir())):
-        cfg = compose(config_name="config", overrides=["hydra/launcher=slurm", "hydra.launcher.partition=cpu"],
-                      return_hydra_config=True)
+        cfg = compose(
+            config_name="config",
+            overrides=["hydra/launcher=slurm", "hydra.launcher.partition=cpu"],
+            return_hydra_config=True,
+        )
     launcher = cfg.hydra.launcher
     assert launcher._target_ == "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
     assert (launcher.cpus_per_task, launcher.partition) == (1, "cpu")
@@ -327,15 +348,32 @@ def test_ray_launcher_runs_a_sweep_and_survives_a_killed_worker(cli, tmp_path):
     ray extra; in CI a missing one is a failure.)"""
     for module in ("ray", "hydra_plugins.hydra_ray_launcher"):
         if importlib.util.find_spec(module) is None:
-            (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)("the ray extra is not installed (pip install '.[ray]')")
+            (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(
+                "the ray extra is not installed (pip install '.[ray]')"
+            )
     sweep = tmp_path / "sweep"
     reps = 60
-    args = ["-m", "hydra/launcher=ray", "algorithm=dp_sgd", "algorithm.epochs=20", "privacy.eps=0.5,1.0", "seed=0,1",
-            f"reps={reps}", *SMALL, f"hydra.sweep.dir={sweep}"]
+    args = [
+        "-m",
+        "hydra/launcher=ray",
+        "algorithm=dp_sgd",
+        "algorithm.epochs=20",
+        "privacy.eps=0.5,1.0",
+        "seed=0,1",
+        f"reps={reps}",
+        *SMALL,
+        f"hydra.sweep.dir={sweep}",
+    ]
     env = {**os.environ, "DPBENCH_CACHE": str(tmp_path / ".cache")}
     with (tmp_path / "stderr.txt").open("w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "dpbench", *args], cwd=tmp_path, env=env,
-                                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "dpbench", *args],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+        )
     killed = None
     deadline = time.monotonic() + 600
     try:
@@ -371,7 +409,8 @@ def test_finish_open_sweeps_finishes_every_open_multirun(monkeypatch):
     finished = []
     callbacks = [sweep.ManifestCallback() for _ in range(3)]
     monkeypatch.setattr(sweep, "_OPEN", list(callbacks))
-    monkeypatch.setattr(sweep.ManifestCallback, "finish",
-                        lambda self, raised=False: (sweep._OPEN.remove(self), finished.append(self)))
+    monkeypatch.setattr(
+        sweep.ManifestCallback, "finish", lambda self, raised=False: (sweep._OPEN.remove(self), finished.append(self))
+    )
     sweep.finish_open_sweeps()
     assert finished == callbacks and sweep._OPEN == []

@@ -18,8 +18,14 @@ from dpbench.privacy.events import RenyiBoundEvent, RepeatAndSelectEvent
 from dpbench.privacy.serialize import events_from_summary
 
 EPS, DELTA = 1.0, 1e-6
-TINY = ("dataset=synthetic_logreg", "dataset.n=1000", "dataset.d=5", "progress=false", f"privacy.eps={EPS}",
-        f"privacy.delta={DELTA}")
+TINY = (
+    "dataset=synthetic_logreg",
+    "dataset.n=1000",
+    "dataset.d=5",
+    "progress=false",
+    f"privacy.eps={EPS}",
+    f"privacy.delta={DELTA}",
+)
 
 
 def _job(compose_run_config, tmp_path, *overrides):
@@ -80,7 +86,9 @@ def test_the_oracle_is_the_best_grid_point_on_the_test_fold_and_says_it_is_not_p
     assert row["n_trials"] == len(points) and row["eps_spent"] <= EPS
     accuracies = {}
     for value in points:
-        _, fixed, _ = _job(compose_run_config, tmp_path / str(value), "algorithm=outpert_gd", f"algorithm.iterations={value}")
+        _, fixed, _ = _job(
+            compose_run_config, tmp_path / str(value), "algorithm=outpert_gd", f"algorithm.iterations={value}"
+        )
         accuracies[value] = fixed["test_accuracy"].iloc[0]
     assert row["test_accuracy"] == max(accuracies.values())
     assert accuracies[json.loads(row["tuned_params"])["iterations"]] == row["test_accuracy"]
@@ -120,8 +128,13 @@ def test_tuning_that_cannot_run_is_refused_in_one_line(compose_run_config, overr
 
 def test_private_tuning_is_for_the_linear_model_methods(compose_run_config):
     with pytest.raises(ConfigError, match="linear-model methods"):
-        compose_run_config("dataset=synthetic_pwa", "model=pwa", "algorithm=pwa_laplace_data", "tuning=private",
-                           "privacy.neighbouring=native")
+        compose_run_config(
+            "dataset=synthetic_pwa",
+            "model=pwa",
+            "algorithm=pwa_laplace_data",
+            "tuning=private",
+            "privacy.neighbouring=native",
+        )
 
 
 def test_an_oracle_row_names_the_stopping_rule_of_the_grid_point_it_chose(compose_run_config, tmp_path):
@@ -130,9 +143,19 @@ def test_an_oracle_row_names_the_stopping_rule_of_the_grid_point_it_chose(compos
     ``stopping_rule`` is the chosen point's — the ledger's one order — not the configured point's."""
     from dpbench.jobs.columns import identity_columns
 
-    cfg, oracle, ledgers = _job(compose_run_config, tmp_path, "algorithm=dp_blsgd", "tuning=oracle", "reps=3",
-                                "algorithm.expected_iterations=100", "privacy.noise_key=seed")
+    cfg, oracle, ledgers = _job(
+        compose_run_config,
+        tmp_path,
+        "algorithm=dp_blsgd",
+        "tuning=oracle",
+        "reps=3",
+        "algorithm.expected_iterations=100",
+        "privacy.noise_key=seed",
+    )
     configured = identity_columns(cfg)["stopping_rule"]
     for (_, row), summary in zip(oracle.iterrows(), ledgers):
-        assert row["stopping_rule"] == f"renyi_filter(alpha={summary['orders'][0]:g})", (row["tuned_params"], summary["orders"])
+        assert row["stopping_rule"] == f"renyi_filter(alpha={summary['orders'][0]:g})", (
+            row["tuned_params"],
+            summary["orders"],
+        )
     assert (oracle["stopping_rule"] != configured).any()  # on this seed the oracle chose another order

@@ -27,7 +27,9 @@ for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 # Ctrl-C in a joblib sweep leaves loky's resource tracker (a process started with this environment)
 # to report the semaphores of the workers it lost: harmless, and noise under the one-line message.
-os.environ["PYTHONWARNINGS"] = ",".join(filter(None, (os.environ.get("PYTHONWARNINGS"), "ignore:resource_tracker:UserWarning")))
+os.environ["PYTHONWARNINGS"] = ",".join(
+    filter(None, (os.environ.get("PYTHONWARNINGS"), "ignore:resource_tracker:UserWarning"))
+)
 
 from typing import TYPE_CHECKING
 
@@ -74,7 +76,9 @@ def check_group_choices(args: list[str]) -> None:
         if group not in GROUPS or override.is_delete():
             continue
         values = (
-            list(override.sweep_string_iterator()) if override.is_sweep_override() else [override.get_value_element_as_str()]
+            list(override.sweep_string_iterator())
+            if override.is_sweep_override()
+            else [override.get_value_element_as_str()]
         )
         valid = group_choices(group)
         for value in values:
@@ -96,7 +100,13 @@ def check_preset_mode(args: list[str]) -> None:
                 raise ConfigError(f"experiment={name} is a sweep preset; run it with -m: dpbench -m experiment={name}")
 
 
-HYDRA_LEFTOVERS = {".hydra", "dpbench.log", "error.json", ".lock", "noise.key"}  # .lock: dpbench.locking; noise.key: a key no result used
+HYDRA_LEFTOVERS = {
+    ".hydra",
+    "dpbench.log",
+    "error.json",
+    ".lock",
+    "noise.key",
+}  # .lock: dpbench.locking; noise.key: a key no result used
 
 
 def discard_run_dir(out_dir) -> None:
@@ -172,9 +182,13 @@ def hydra_message(exc: BaseException, args: tuple[str, ...] = ()) -> str:
         if multirun and any(arg.startswith(f"{key}=choice(") for arg in args):  # refused by a job's own compose
             return f"{key} is not a key of the {group} of a job of this sweep: a typo, or a key that {group} lacks; `dpbench {group}=<name> --cfg job` prints its keys"
         in_sweep = (
-            f"; in a sweep (-m) Hydra first composes the default {group}, so a key of the {group} the sweep "
-            f"chooses is written {key}=choice(…) (each job's {group} still checks it)"
-        ) if multirun else ""
+            (
+                f"; in a sweep (-m) Hydra first composes the default {group}, so a key of the {group} the sweep "
+                f"chooses is written {key}=choice(…) (each job's {group} still checks it)"
+            )
+            if multirun
+            else ""
+        )
         if key == "algorithm.fidelity":
             return f"this algorithm has no fidelity modes; {_methods_with_modes()} have them (docs/deviations.md){in_sweep}"
         return (
@@ -189,7 +203,9 @@ def _methods_with_modes() -> str:
     """The algorithms that take ``algorithm.fidelity`` other than correct, with their modes."""
     from dpbench.algorithms.registry import ALGORITHMS
 
-    return ", ".join(f"{name} ({'|'.join(cls.fidelity_modes)})" for name, cls in ALGORITHMS.items() if cls.fidelity_modes)
+    return ", ".join(
+        f"{name} ({'|'.join(cls.fidelity_modes)})" for name, cls in ALGORITHMS.items() if cls.fidelity_modes
+    )
 
 
 def os_error_line(exc: OSError) -> str:
@@ -218,7 +234,10 @@ def report_and_exit(exc: BaseException, reports: list) -> None:
     if isinstance(exc, (HydraException, OmegaConfBaseException)):
         _fail(hydra_message(exc, tuple(sys.argv[1:])))
     traceback.print_exception(exc)
-    print(f"dpbench: internal error {type(exc).__name__} (a bug: please report it with the traceback above)", file=sys.stderr)
+    print(
+        f"dpbench: internal error {type(exc).__name__} (a bug: please report it with the traceback above)",
+        file=sys.stderr,
+    )
     sys.exit(1)
 
 

@@ -94,7 +94,9 @@ def help_text(width: int | None = None) -> str:
     for key, value, comment in config_keys(root / "config.yaml"):
         shown = _clip(f"[{value}]", 16) if value else ""
         lines.append(_clip(f"  {key:24s} {shown:16s} {comment}", width))
-    lines += ["  algorithm.*, dataset.*, model.*  the chosen option's own keys: `dpbench --cfg job algorithm=NAME` lists them"]
+    lines += [
+        "  algorithm.*, dataset.*, model.*  the chosen option's own keys: `dpbench --cfg job algorithm=NAME` lists them"
+    ]
     lines += ["", "presets (dpbench -m experiment=NAME):"]
     for name in group_choices("experiment"):
         lines.append(_clip(f"  {name:28s} {first_comment(root / 'experiment' / f'{name}.yaml')}", width))

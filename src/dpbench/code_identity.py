@@ -65,8 +65,9 @@ def source_sha256(package_dir: Path = PACKAGE_DIR) -> str:
 
 def _git(*args: str) -> str | None:
     try:
-        done = subprocess.run(["git", "-C", str(PACKAGE_DIR), *args], capture_output=True, text=True, timeout=10,
-                              check=False)
+        done = subprocess.run(
+            ["git", "-C", str(PACKAGE_DIR), *args], capture_output=True, text=True, timeout=10, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
@@ -101,6 +102,8 @@ def stale_identities(recorded) -> list[str]:
 def stale_note(stale: list[str]) -> str:
     """What :func:`stale_identities` found, for a person: which code computed the job, and this one."""
     known = [identity for identity in stale if identity != "unrecorded"]
-    who = [*([f"computed by {', '.join(known)}"] if known else []),
-           *(["computed before dpbench recorded code identities"] if "unrecorded" in stale else [])]
+    who = [
+        *([f"computed by {', '.join(known)}"] if known else []),
+        *(["computed before dpbench recorded code identities"] if "unrecorded" in stale else []),
+    ]
     return f"{' and '.join(who)}; this is {current().identity} (resume=strict recomputes it)"

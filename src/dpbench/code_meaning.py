@@ -51,8 +51,11 @@ def _bound_names(statement: ast.stmt) -> list[str]:
     """The names a top-level statement defines (functions, classes, assignments)."""
     if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return [statement.name]
-    targets = statement.targets if isinstance(statement, ast.Assign) else (
-        [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+    targets = (
+        statement.targets
+        if isinstance(statement, ast.Assign)
+        else ([statement.target] if isinstance(statement, ast.AnnAssign) else [])
+    )
     return [node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name)]
 
 
@@ -74,9 +77,12 @@ class _Index:
         self.definers.update(names)
         self.reexports[module] = {
             alias.asname or alias.name: (source, alias.name)
-            for statement in tree.body if isinstance(statement, ast.ImportFrom)
-            for source in [absolute_module(statement, module, is_package)] if _internal(source)
-            for alias in statement.names if alias.name != "*"
+            for statement in tree.body
+            if isinstance(statement, ast.ImportFrom)
+            for source in [absolute_module(statement, module, is_package)]
+            if _internal(source)
+            for alias in statement.names
+            if alias.name != "*"
         }
 
     def token(self, module: str, name: str, seen: frozenset = frozenset()) -> str:
@@ -127,14 +133,16 @@ class _Normaliser(ast.NodeTransformer):
         if not _internal(source):
             return _bindings(f"{source}.{alias.name} as {alias.asname or alias.name}" for alias in node.names)
         return _bindings(
-            f"*:{source}" if alias.name == "*" else
-            self._own(self.index.token(source, alias.name), None if alias.asname == alias.name else alias.asname)
+            f"*:{source}"
+            if alias.name == "*"
+            else self._own(self.index.token(source, alias.name), None if alias.asname == alias.name else alias.asname)
             for alias in node.names
         )
 
     def visit_Import(self, node: ast.Import) -> list[ast.stmt]:
         return _bindings(
-            self._own(self.index.module_token(alias.name), alias.asname) if _internal(alias.name) and alias.asname
+            self._own(self.index.module_token(alias.name), alias.asname)
+            if _internal(alias.name) and alias.asname
             else f"{alias.name} as {alias.asname or alias.name}"  # `import dpbench.x` binds `dpbench`: uses spell the path
             for alias in node.names
         )
@@ -155,8 +163,11 @@ def _bindings(bindings) -> list[ast.stmt]:
 def canonical(node) -> str:
     """A node written out field by field, skipping absent and empty fields (stable across Pythons)."""
     if isinstance(node, ast.AST):
-        fields = (f"{name}={canonical(value)}" for name in node._fields
-                  if (value := getattr(node, name, None)) is not None and value != [])
+        fields = (
+            f"{name}={canonical(value)}"
+            for name in node._fields
+            if (value := getattr(node, name, None)) is not None and value != []
+        )
         return f"{type(node).__name__}({','.join(fields)})"
     if isinstance(node, list):
         return f"[{','.join(canonical(item) for item in node)}]"

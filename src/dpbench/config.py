@@ -184,7 +184,9 @@ class TuningConfig:
         if not (math.isfinite(self.trials_mean) and self.trials_mean >= 1.0):
             raise ConfigError(f"tuning.trials_mean must be finite and ≥ 1, got {self.trials_mean}")
         if not self.trials_shape >= 0.0:
-            raise ConfigError(f"tuning.trials_shape must be ≥ 0 (1 geometric, 0 logarithmic, inf Poisson), got {self.trials_shape}")
+            raise ConfigError(
+                f"tuning.trials_shape must be ≥ 0 (1 geometric, 0 logarithmic, inf Poisson), got {self.trials_shape}"
+            )
         if not 0.0 < self.validation_fraction < 1.0:
             raise ConfigError(f"tuning.validation_fraction must be in (0, 1), got {self.validation_fraction}")
         if not 0.0 < self.score_share < 1.0:
@@ -265,7 +267,9 @@ class RunConfig:
         try:
             model_config = _model_config(model, model_name, algorithm_name)
         except _ModelMismatch as exc:
-            raise ConfigError(f"{exc}; or keep algorithm={algorithm_name} with {_models_phrase(algorithm_name)}") from None
+            raise ConfigError(
+                f"{exc}; or keep algorithm={algorithm_name} with {_models_phrase(algorithm_name)}"
+            ) from None
 
         run = cls(
             dataset=dataset_name,
@@ -384,8 +388,18 @@ def _check_settings(settings: Mapping[str, Any]) -> None:
     """The ranges of RunConfig's scalar settings (``settings``: field name → value)."""
     seed, reps, folds, test_fraction, row_norm, scaling, dtype, trace_every, trace_max_share, resume = (
         settings[key]
-        for key in ("seed", "reps", "folds", "test_fraction", "row_norm", "scaling", "dtype", "trace_every", "trace_max_share",
-                    "resume")
+        for key in (
+            "seed",
+            "reps",
+            "folds",
+            "test_fraction",
+            "row_norm",
+            "scaling",
+            "dtype",
+            "trace_every",
+            "trace_max_share",
+            "resume",
+        )
     )
     if not 0 <= seed <= MAX_SEED:
         raise ConfigError(f"seed must be in [0, 2^63 − 1], got {seed}")
@@ -420,8 +434,25 @@ RESUME_MODES = ("strict", "keep")
 strict = compute it again, keep = keep its results (shown as stale)."""
 
 TOP_LEVEL_KEYS = (
-    "dataset", "algorithm", "model", "privacy", "tuning", "seed", "reps", "cv", "data_dir", "data", "force", "resume",
-    "progress", "trace", "experiment_name", "variant", "variants", "bo", "hydra",
+    "dataset",
+    "algorithm",
+    "model",
+    "privacy",
+    "tuning",
+    "seed",
+    "reps",
+    "cv",
+    "data_dir",
+    "data",
+    "force",
+    "resume",
+    "progress",
+    "trace",
+    "experiment_name",
+    "variant",
+    "variants",
+    "bo",
+    "hydra",
 )
 SECTION_KEYS = {
     "privacy": ("eps", "delta", "conversion", "sampler", "neighbouring", "noise_key", "count_share"),
@@ -442,8 +473,10 @@ def _check_known_keys(cfg: DictConfig) -> None:
     for section, valid in sections.items():
         node = cfg.get(section)
         if node is not None and not isinstance(node, DictConfig):  # `cv=3` replaced the section by a value
-            raise ConfigError(f"{section} is a section, not a value: set one of its keys ({', '.join(sorted(valid))}), "
-                              f"e.g. {section}.{valid[0]}=…, got {section}={node!r}")
+            raise ConfigError(
+                f"{section} is a section, not a value: set one of its keys ({', '.join(sorted(valid))}), "
+                f"e.g. {section}.{valid[0]}=…, got {section}={node!r}"
+            )
         extra = sorted(set(node.keys()) - set(valid)) if isinstance(node, DictConfig) else []
         if extra:
             raise ConfigError(f"{section}.{extra[0]} is not a {section} setting; valid: {', '.join(sorted(valid))}")
@@ -649,7 +682,9 @@ def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> Mode
     if loss == BO_LOSS:  # the tuned model is described by the bo section
         extra = sorted(set(model) - {"name", "loss"})
         if extra:
-            raise ConfigError(f"model {name} takes no parameters (the tuned model is bo.target), got {', '.join(extra)}")
+            raise ConfigError(
+                f"model {name} takes no parameters (the tuned model is bo.target), got {', '.join(extra)}"
+            )
         return ModelConfig(name=name, loss=loss, reg=0.0)
     if loss == PWA_LOSS:  # han_pwa's f has no parameters and no regulariser
         extra = sorted(set(model) - {"name", "loss", "reg"})

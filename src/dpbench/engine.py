@@ -102,15 +102,25 @@ def _run_locked(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] |
         stale = code_identity.stale_identities(finished.get("code_identity"))
         if not stale or cfg.resume == "keep":
             if stale:
-                log.warning("keeping %s's results in %s, computed by other code (%s; this is %s): they are stale "
-                            "(resume=strict recomputes them)", cfg.algorithm, results_path, ", ".join(stale),
-                            code_identity.current().identity)
+                log.warning(
+                    "keeping %s's results in %s, computed by other code (%s; this is %s): they are stale "
+                    "(resume=strict recomputes them)",
+                    cfg.algorithm,
+                    results_path,
+                    ", ".join(stale),
+                    code_identity.current().identity,
+                )
             else:
                 log.info("skipping %s: finished results already in %s (force=true reruns)", cfg.algorithm, results_path)
             clear_error_marker(out_dir)
             return finished
-        log.info("recomputing %s: the results in %s were computed by other code (%s; this is %s; resume=keep keeps "
-                 "them)", cfg.algorithm, results_path, ", ".join(stale), code_identity.current().identity)
+        log.info(
+            "recomputing %s: the results in %s were computed by other code (%s; this is %s; resume=keep keeps them)",
+            cfg.algorithm,
+            results_path,
+            ", ".join(stale),
+            code_identity.current().identity,
+        )
     if results_path.exists() and not cfg.force:
         log.warning("%s is unreadable or incomplete; rerunning the job", results_path)
     clear_error_marker(out_dir)  # this attempt supersedes an earlier failure
@@ -136,7 +146,9 @@ def _run_locked(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] |
 
 
 # -------------------------------------------------------------------------------- metadata
-def _run_metadata(cfg: RunConfig, dataset_info: dict[str, Any], resolved: dict[str, Any] | None, ledgers: list) -> dict[str, Any]:
+def _run_metadata(
+    cfg: RunConfig, dataset_info: dict[str, Any], resolved: dict[str, Any] | None, ledgers: list
+) -> dict[str, Any]:
     packages = ("numpy", "scipy", "scikit-learn", "pandas", "pyarrow", "hydra-core", "omegaconf", "matplotlib")
     return {
         "dpbench_version": __version__,

@@ -50,14 +50,49 @@ PUBLISHABLE = (PUBLIC, RELEASE)
 #: run.json's top-level keys that are public (configuration, code and software).
 RUN_KEYS = ("config", "config_hash", "code", "dpbench_version", "packages", "python")
 #: The dataset facts of run.json that are declared, not read off the private rows.
-DATASET_KEYS = ("name", "checksum", "options", "encoding", "dim", "dtype", "scaling", "sparse", "feature_bound",
-                "row_norm_bound", "row_l1_bound")
+DATASET_KEYS = (
+    "name",
+    "checksum",
+    "options",
+    "encoding",
+    "dim",
+    "dtype",
+    "scaling",
+    "sparse",
+    "feature_bound",
+    "row_norm_bound",
+    "row_l1_bound",
+)
 #: A ledger's keys in run.json: the budget, the accountant and the events paid for.
-LEDGER_KEYS = ("fold", "rep", "block", "runs", "accountant", "conversion", "delta", "epsilon", "eps_spent", "events",
-               "counts", "n_charges", "neighbouring", "orders", "gaussian_amplification", "tuning", "count")
+LEDGER_KEYS = (
+    "fold",
+    "rep",
+    "block",
+    "runs",
+    "accountant",
+    "conversion",
+    "delta",
+    "epsilon",
+    "eps_spent",
+    "events",
+    "counts",
+    "n_charges",
+    "neighbouring",
+    "orders",
+    "gaussian_amplification",
+    "tuning",
+    "count",
+)
 #: Private tuning's public plan (K's law, the order, the score's noise); never K or the held-out count.
-TUNING_KEYS = ("order", "trial_rdp", "score_rdp", "score_noise_multiplier", "trials_mean", "trials_shape",
-               "validation_fraction")
+TUNING_KEYS = (
+    "order",
+    "trial_rdp",
+    "score_rdp",
+    "score_noise_multiplier",
+    "trials_mean",
+    "trials_shape",
+    "validation_fraction",
+)
 
 
 @dataclass
@@ -80,7 +115,11 @@ def unpublishable_reasons(results: pd.DataFrame) -> pd.Series:
     import pandas as pd
 
     private = results["private"].astype(bool) if "private" in results else pd.Series(False, index=results.index)
-    valid = results["guarantee_valid"].astype(bool) if "guarantee_valid" in results else pd.Series(False, index=results.index)
+    valid = (
+        results["guarantee_valid"].astype(bool)
+        if "guarantee_valid" in results
+        else pd.Series(False, index=results.index)
+    )
     noise = results["noise_key"] if "noise_key" in results else pd.Series("seed", index=results.index)
     return pd.Series(
         np.select(
@@ -173,7 +212,9 @@ def check_publishable(job: Path) -> None:
         current = column_classes(table, stored)
         bad = sorted(c for c in stored if stored[c] not in PUBLISHABLE or current[c] not in PUBLISHABLE)
         if bad:
-            raise DpbenchError(f"{path}: {MEASUREMENT} column(s) {', '.join(bad)} in a publishable file (a bug in dpbench)")
+            raise DpbenchError(
+                f"{path}: {MEASUREMENT} column(s) {', '.join(bad)} in a publishable file (a bug in dpbench)"
+            )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -200,8 +241,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dpbench-publish: error: {exc.filename or args.out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     if publication.rows == 0:
-        print(f"dpbench-publish: error: nothing is publishable under {args.source}; {publication.line(args.out)}",
-              file=sys.stderr)
+        print(
+            f"dpbench-publish: error: nothing is publishable under {args.source}; {publication.line(args.out)}",
+            file=sys.stderr,
+        )
         return 1
     print(f"dpbench-publish: {publication.line(args.out)}")
     return 0

@@ -41,9 +41,26 @@ log = logging.getLogger("dpbench")
 #: The columns a results file must have to count as finished (every job kind writes more:
 #: :data:`dpbench.jobs.columns.CORE_COLUMNS`).
 RESULT_COLUMNS = (
-    "paper", "algorithm", "dataset", "model", "eps", "delta", "eps_spent", "fold", "rep", "seed",
-    "test_accuracy", "train_objective", "test_objective", "suboptimality", "n_iterations",
-    "grad_evals", "obj_evals", "wall_time_s", "config_hash", "dpbench_version",
+    "paper",
+    "algorithm",
+    "dataset",
+    "model",
+    "eps",
+    "delta",
+    "eps_spent",
+    "fold",
+    "rep",
+    "seed",
+    "test_accuracy",
+    "train_objective",
+    "test_objective",
+    "suboptimality",
+    "n_iterations",
+    "grad_evals",
+    "obj_evals",
+    "wall_time_s",
+    "config_hash",
+    "dpbench_version",
 )
 TRACE_COLUMNS = ("fold", "rep", "iteration", "train_objective", "step_size", "eps_spent")
 PARAM_PREFIX = "p_"  # results column p_<name>: the method's hyper-parameter <name>
@@ -202,7 +219,9 @@ def _read_table(file: Path) -> pd.DataFrame:
     try:
         return pq.ParquetFile(file).read().to_pandas()
     except (OSError, pa.ArrowException) as exc:
-        raise DpbenchError(f"{file} is not a readable parquet file ({one_line(exc)}); rerun its job or remove it") from None
+        raise DpbenchError(
+            f"{file} is not a readable parquet file ({one_line(exc)}); rerun its job or remove it"
+        ) from None
 
 
 def with_param_columns(df: pd.DataFrame) -> pd.DataFrame:

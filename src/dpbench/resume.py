@@ -67,7 +67,12 @@ class RunStore:
         """Store run (fold, rep); the record is written last, so its presence means the run is whole."""
         record_path, trace_path = self._paths(fold, rep)
         write_parquet(trace, trace_path, table="trace")
-        record = {"config_hash": self.config_hash, "code": self.code, "row": [[k, _plain(v)] for k, v in row.items()], "ledger": ledger}
+        record = {
+            "config_hash": self.config_hash,
+            "code": self.code,
+            "row": [[k, _plain(v)] for k, v in row.items()],
+            "ledger": ledger,
+        }
         write_json(record, record_path)
 
     def run(self, fold: int, rep: int, compute) -> tuple[tuple[dict[str, Any], pd.DataFrame, dict[str, Any]], bool]:

@@ -317,7 +317,9 @@ def main(argv: list[str] | None = None) -> int:
         "Exit status 0 when all finished (stale or not), 1 otherwise, 2 for a bad directory.",
     )
     parser.add_argument("sweep_dir", type=Path, help="the sweep directory (hydra.sweep.dir), e.g. outputs/sweeps/adhoc")
-    parser.add_argument("-q", "--quiet", action="store_true", help="list only the jobs that did not finish, and stale ones")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="list only the jobs that did not finish, and stale ones"
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON (the manifest.json format)")
     args = parser.parse_args(argv)
     try:

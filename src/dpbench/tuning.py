@@ -70,8 +70,13 @@ class FitContext:
     def tracer(self, problem: GLMProblem, ledger: Ledger | None, reported=None) -> Tracer:
         cfg, split = self.cfg, self.split
         return Tracer(
-            problem, ledger, every=cfg.trace_every, test=(split.X_test, split.y_test), nonprivate=cfg.trace_nonprivate,
-            reported_eps=reported, max_share=cfg.trace_max_share,
+            problem,
+            ledger,
+            every=cfg.trace_every,
+            test=(split.X_test, split.y_test),
+            nonprivate=cfg.trace_nonprivate,
+            reported_eps=reported,
+            max_share=cfg.trace_max_share,
         )
 
     def seed(self, *extra: int) -> np.random.SeedSequence:
@@ -112,7 +117,9 @@ def fit(algorithm, context: FitContext) -> Fitted:
     return fit_private(algorithm, context)
 
 
-def _columns(mode: str, eps_train: float, eps_tuning: float, n_trials: int, setting: dict, score: float) -> dict[str, Any]:
+def _columns(
+    mode: str, eps_train: float, eps_tuning: float, n_trials: int, setting: dict, score: float
+) -> dict[str, Any]:
     return {
         "tuning": mode,
         "eps_train": float(eps_train),
@@ -171,7 +178,12 @@ def trial_budget(algorithm, cfg: RunConfig) -> TrialBudget:
 
     tuning = cfg.tuning
     return plan_trials(
-        cfg.privacy.eps, cfg.privacy.delta, tuning.trials_mean, tuning.trials_shape, tuning.score_share, algorithm.accountant
+        cfg.privacy.eps,
+        cfg.privacy.delta,
+        tuning.trials_mean,
+        tuning.trials_shape,
+        tuning.score_share,
+        algorithm.accountant,
     )
 
 
@@ -186,7 +198,9 @@ def fit_private(algorithm, context: FitContext) -> Fitted:
     relation, _ = resolve(algorithm, cfg.privacy.neighbouring)
     budget = trial_budget(algorithm, cfg)
     coins = np.random.default_rng(context.seed(_TUNING_STREAM).spawn(3)[0])  # public: which records validate
-    count, choices = (np.random.default_rng(s) for s in context.noise_seed(_TUNING_STREAM).spawn(3)[1:])  # secret: K, settings
+    count, choices = (
+        np.random.default_rng(s) for s in context.noise_seed(_TUNING_STREAM).spawn(3)[1:]
+    )  # secret: K, settings
     held_out = coins.random(split.y_train.shape[0]) < tuning.validation_fraction
     public_validation = max(1, round(tuning.validation_fraction * split.public_n))
     public_train = split.public_n - public_validation
@@ -218,9 +232,14 @@ def fit_private(algorithm, context: FitContext) -> Fitted:
     run_ledger = Ledger(cfg.privacy.eps, cfg.privacy.delta, budget.accountant(), neighbouring=relation)
     eps = run_ledger.charge(budget.event(), label="repeat_and_select", neighbouring=relation)
     info = {
-        "order": budget.order, "trial_rdp": budget.rdp, "score_rdp": budget.score_rdp,
-        "score_noise_multiplier": budget.score_noise_multiplier * _SCORE_MARGIN, "trials_mean": budget.mean,
-        "trials_shape": budget.shape, "validation_fraction": tuning.validation_fraction, "public_validation_n": public_validation,
+        "order": budget.order,
+        "trial_rdp": budget.rdp,
+        "score_rdp": budget.score_rdp,
+        "score_noise_multiplier": budget.score_noise_multiplier * _SCORE_MARGIN,
+        "trials_mean": budget.mean,
+        "trials_shape": budget.shape,
+        "validation_fraction": tuning.validation_fraction,
+        "public_validation_n": public_validation,
     }
     if best is None:  # Poisson K = 0: nothing is released but the public default w = 0
         problem = context.make_problem(X_train, y_train, public_train)
@@ -248,9 +267,16 @@ def noisy_accuracy(correct, public_n: int, budget: TrialBudget, relation: str, r
     from dpbench.privacy.ledger import Ledger
 
     accountant = RDPAccountant(orders=np.array([budget.order]), conversion="tight")
-    ledger = Ledger(accountant.epsilon(np.array([budget.score_rdp]), budget.delta), budget.delta, accountant, neighbouring=relation)
+    ledger = Ledger(
+        accountant.epsilon(np.array([budget.score_rdp]), budget.delta), budget.delta, accountant, neighbouring=relation
+    )
     noisy = gaussian_mechanism(
-        correct, sensitivity=1.0, noise_multiplier=budget.score_noise_multiplier * _SCORE_MARGIN, rng=rng, ledger=ledger,
-        label="validation_score", neighbouring=relation,
+        correct,
+        sensitivity=1.0,
+        noise_multiplier=budget.score_noise_multiplier * _SCORE_MARGIN,
+        rng=rng,
+        ledger=ledger,
+        label="validation_score",
+        neighbouring=relation,
     )
     return noisy / public_n

@@ -60,8 +60,20 @@ def test_noisy_btls_without_noise_is_exact_armijo_backtracking(noise):
         expected = _exact_armijo(problem, w, g, batch, 2.0, 0.5, 0.8, 20, 1.0, 300.0)
         ledger = Ledger(1e30, 1e-8, RDPAccountant())
         got = noisy_btls(
-            problem, w, g, batch, eta0=2.0, alpha=0.5, beta=0.8, max_it=20, obj_clip=1.0, normaliser=300.0,
-            noise=noise, budget=huge, rng=rng, ledger=ledger,
+            problem,
+            w,
+            g,
+            batch,
+            eta0=2.0,
+            alpha=0.5,
+            beta=0.8,
+            max_it=20,
+            obj_clip=1.0,
+            normaliser=300.0,
+            noise=noise,
+            budget=huge,
+            rng=rng,
+            ledger=ledger,
         )
         assert got.step == expected, trial
         assert len(ledger.entries) == 1
@@ -92,7 +104,9 @@ def _lemma4(q, curve_at, alpha):
     terms = [np.log((1 - q) ** (alpha - 1) * (alpha * q - q + 1))]
     terms.append(np.log(comb(alpha, 2)) + 2 * np.log(q) + (alpha - 2) * np.log1p(-q) + curve_at(2))
     for l in range(3, alpha + 1):
-        terms.append(np.log(3) + np.log(comb(alpha, l)) + l * np.log(q) + (alpha - l) * np.log1p(-q) + (l - 1) * curve_at(l))
+        terms.append(
+            np.log(3) + np.log(comb(alpha, l)) + l * np.log(q) + (alpha - l) * np.log1p(-q) + (l - 1) * curve_at(l)
+        )
     return min(logsumexp(terms) / (alpha - 1), curve_at(alpha))
 
 
@@ -134,7 +148,7 @@ def test_gaussian_line_search_is_charged_by_thm3():
     _, ledger, _ = _fit(algo, problem, eps=1.0)
     rho = (1.0 / 100) ** 2 / 2
     n_searches = sum(e.label == "noisy_btls" for e in ledger.entries)
-    extra = sum(e.event.noise_multiplier ** -2 / 2 for e in ledger.entries if e.label == "noisy_gradient")
+    extra = sum(e.event.noise_multiplier**-2 / 2 for e in ledger.entries if e.label == "noisy_gradient")
     s1, s2 = 3 / (2 * rho), 3 / rho  # σ₁², σ₂² of Alg. 1 line 3
     per_order = extra + n_searches * (4 * s1 + s2) / (2 * s1 * s2)  # Thm 3: α(4σ₁² + σ₂²)/(2σ₁²σ₂²) per search
     np.testing.assert_allclose(ledger._partial_sums[-1], DEFAULT_ORDERS * per_order, rtol=1e-12)
@@ -190,7 +204,9 @@ def test_cheb_branches(monkeypatch, angle, strategy, raises_rho, raises_bt):
     monkeypatch.setattr(DPBLSGD, "_noisy_gradient", lambda self, *args: g2.copy())
     algo = DPBLSGD(budget_strategy=strategy)
     ledger = Ledger(1.0, 1e-8, RDPAccountant())
-    raised, rho, bt, averaged = algo._cheb(problem, np.zeros(problem.dim), g, 1e-4, 0.01, 3.0, 300.0, 90.0, np.random.default_rng(0), ledger)
+    raised, rho, bt, averaged = algo._cheb(
+        problem, np.zeros(problem.dim), g, 1e-4, 0.01, 3.0, 300.0, 90.0, np.random.default_rng(0), ledger
+    )
     assert angle_degrees(g, g2) == pytest.approx(angle)
     assert raised == raises_rho and (rho == pytest.approx(1.3e-4)) == raises_rho
     assert (bt == pytest.approx(0.013)) == raises_bt

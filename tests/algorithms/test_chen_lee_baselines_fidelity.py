@@ -73,7 +73,9 @@ def test_outpert_correct_differs_and_is_unchanged_by_the_mode_field():
     problem = make_problem(X, y, loss="logistic", reg=1e-3)
     correct, _ = _fit("outpert_gd", "correct", problem, 0.5)
     default = make_algorithm("outpert_gd", {}).fit(
-        problem, Ledger(epsilon=0.5, delta=DELTA, accountant="rdp", neighbouring="replace_one"), np.random.default_rng(3),
+        problem,
+        Ledger(epsilon=0.5, delta=DELTA, accountant="rdp", neighbouring="replace_one"),
+        np.random.default_rng(3),
         Tracer(problem, None),
     )
     np.testing.assert_array_equal(correct.w, default.w)

@@ -48,7 +48,10 @@ def test_budget_increase_averages_old_and_new_gradient_by_budget(monkeypatch):
     problem = _problem()
     ledger = Ledger(1.0, 1e-8, ZCDPAccountant())
     picks = iter([0, 0, 3] + [2] * 10_000)
-    monkeypatch.setattr("dpbench.algorithms.dp_agd.report_noisy_max", lambda *a, **k: (k["ledger"].charge(PureDPEvent(k["epsilon"])), next(picks))[1])
+    monkeypatch.setattr(
+        "dpbench.algorithms.dp_agd.report_noisy_max",
+        lambda *a, **k: (k["ledger"].charge(PureDPEvent(k["epsilon"])), next(picks))[1],
+    )
     result = DPAGD(max_iterations=3).fit(problem, ledger, np.random.default_rng(0), Tracer(problem, ledger))
     rho0, _ = DPAGD().initial_budgets(1.0, 1e-8)
     assert result.info["final_rho_grad"] == pytest.approx(rho0 * 1.1**2, rel=1e-12)

@@ -36,7 +36,9 @@ def test_fixed_noise_runs_exactly_as_many_steps_as_the_budget_pays_for():
 def test_large_budget_approaches_the_optimum():
     problem = _problem(n=5000)
     ledger = Ledger(50.0, 1e-8, RDPAccountant())
-    result = DPSGD(noise="fixed", learning_rate=0.5, max_iterations=3000).fit(problem, ledger, np.random.default_rng(1), Tracer(problem, ledger))
+    result = DPSGD(noise="fixed", learning_rate=0.5, max_iterations=3000).fit(
+        problem, ledger, np.random.default_rng(1), Tracer(problem, ledger)
+    )
     start = problem.evaluate_objective(np.zeros(5))
     assert problem.evaluate_objective(result.w) < 0.7 * start
 

@@ -45,7 +45,9 @@ def test_an_authors_code_run_labels_every_row_and_keeps_the_correct_hash(compose
     assert correct.config_hash == compose_run_config(*JOB).config_hash
     assert "fidelity" not in correct.semantic_dict()["algorithm_params"]  # the hashes of earlier jobs stay
     rows = run_job(correct, tmp_path / "correct")
-    assert set(rows["fidelity"]) == {"correct"} and rows["guarantee_valid"].all() and set(rows["guarantee_note"]) == {""}
+    assert (
+        set(rows["fidelity"]) == {"correct"} and rows["guarantee_valid"].all() and set(rows["guarantee_note"]) == {""}
+    )
 
     authors = compose_run_config(*JOB, "algorithm.fidelity=authors_code")
     assert authors.config_hash != correct.config_hash
@@ -56,11 +58,23 @@ def test_an_authors_code_run_labels_every_row_and_keeps_the_correct_hash(compose
 
 
 def test_the_leaderboard_never_ranks_a_non_correct_fidelity():
-    rows = pd.DataFrame([
-        {"dataset": "x", "eps": 1.0, "algorithm": a, "test_accuracy": acc + 0.01 * r, "private": True,
-         "neighbouring": "add_remove", "config_hash": a, "fidelity": fidelity, "guarantee_valid": True}
-        for a, acc, fidelity in (("a", 0.9, "correct"), ("b", 0.8, "correct"), ("c", 0.95, "paper")) for r in range(3)
-    ])
+    rows = pd.DataFrame(
+        [
+            {
+                "dataset": "x",
+                "eps": 1.0,
+                "algorithm": a,
+                "test_accuracy": acc + 0.01 * r,
+                "private": True,
+                "neighbouring": "add_remove",
+                "config_hash": a,
+                "fidelity": fidelity,
+                "guarantee_valid": True,
+            }
+            for a, acc, fidelity in (("a", 0.9, "correct"), ("b", 0.8, "correct"), ("c", 0.95, "paper"))
+            for r in range(3)
+        ]
+    )
     ranks = cell_statistics(rows).set_index("algorithm")["rank"]
     assert ranks["a"] == 1.0 and ranks["b"] == 2.0 and math.isnan(ranks["c"])
 
@@ -74,8 +88,10 @@ def test_the_public_noisy_min_is_not_epsilon_dp():
 
     def picks_zero(scores) -> int:
         ledger = Ledger(epsilon=n * 1.0 + 1.0, delta=1e-5, accountant="pure")
-        return sum(noisy_min_exponential_subtracted(scores, sensitivity=1.0, epsilon=1.0, rng=rng, ledger=ledger) == 0
-                   for _ in range(n))
+        return sum(
+            noisy_min_exponential_subtracted(scores, sensitivity=1.0, epsilon=1.0, rng=rng, ledger=ledger) == 0
+            for _ in range(n)
+        )
 
     on_d = picks_zero(np.zeros(k))
     on_d_prime = picks_zero(np.r_[-1.0, np.zeros(k - 1)])
@@ -93,7 +109,8 @@ def test_authors_code_moves_to_the_candidate_before_the_chosen_one(monkeypatch):
     for fidelity in ("correct", "authors_code"):
         ledger = Ledger(epsilon=1.0, delta=1e-8, accountant="zcdp")
         fitted = make_algorithm("dp_agd", {"fidelity": fidelity, "max_iterations": 1}).fit(
-            problem, ledger, np.random.default_rng(1), Tracer(problem, ledger))
+            problem, ledger, np.random.default_rng(1), Tracer(problem, ledger)
+        )
         norms[fidelity] = float(np.linalg.norm(fitted.w))
     assert norms["correct"] == pytest.approx(0.3) and norms["authors_code"] == pytest.approx(0.2)
 
@@ -103,7 +120,9 @@ def test_fidelity_on_a_method_without_modes_names_the_methods_that_have_them(cli
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("dpbench: error: this algorithm has no fidelity modes; ")
-    assert "dp_agd (authors_code)" in line and "dp_nag_opt (paper|authors_code)" in line and "docs/deviations.md" in line
+    assert (
+        "dp_agd (authors_code)" in line and "dp_nag_opt (paper|authors_code)" in line and "docs/deviations.md" in line
+    )
     assert "choice(" not in line  # not a sweep: no hint about Hydra's first composition
 
 
@@ -111,11 +130,22 @@ def test_a_sweep_over_algorithms_takes_their_keys_written_as_a_choice(cli, tmp_p
     """With -m Hydra composes the default algorithm (dp_blsgd) first, which has no ``fidelity``: the
     error says to write ``algorithm.fidelity=choice(…)``, and so written the sweep runs each algorithm's
     mode (a misspelt key is still refused, by the algorithm of the job)."""
-    sweep = ["-m", "algorithm=dp_gd,dp_hb", "model=kuru_logreg", "reps=1", "cv.folds=1", "dataset.n=300",
-             "progress=False", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+    sweep = [
+        "-m",
+        "algorithm=dp_gd,dp_hb",
+        "model=kuru_logreg",
+        "reps=1",
+        "cv.folds=1",
+        "dataset.n=300",
+        "progress=False",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    ]
     refused = cli([*sweep, "algorithm.fidelity=paper"], tmp_path)
     assert refused.returncode == 2
-    assert "written algorithm.fidelity=choice(…) (each job's algorithm still checks it)" in refused.stderr.strip().splitlines()[-1]
+    assert (
+        "written algorithm.fidelity=choice(…) (each job's algorithm still checks it)"
+        in refused.stderr.strip().splitlines()[-1]
+    )
     ran = cli([*sweep, "algorithm.fidelity=choice(paper)", "algorithm.iterations=choice(5)"], tmp_path)
     assert ran.returncode == 0, ran.stderr
     rows = pd.concat(pd.read_parquet(p) for p in (tmp_path / "sweep").glob("*/results.parquet"))
@@ -124,7 +154,8 @@ def test_a_sweep_over_algorithms_takes_their_keys_written_as_a_choice(cli, tmp_p
     assert typo.returncode == 2
     assert typo.stderr.strip().splitlines()[-1] == (
         "dpbench: error: algorithm.iteratons is not a key of the algorithm of a job of this sweep: a typo, or a key "
-        "that algorithm lacks; `dpbench algorithm=<name> --cfg job` prints its keys")
+        "that algorithm lacks; `dpbench algorithm=<name> --cfg job` prints its keys"
+    )
 
 
 CONFIG_OF = {"dp_sgd": "dp_sgd_sigma4"}  # dp_sgd's authors_code mode needs the public code's fixed σ = 4

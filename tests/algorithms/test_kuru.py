@@ -35,13 +35,19 @@ def _weights(T, c=1.0, masg=False):
 
 def _solve_44(a, sensitivity, eps, n, m):
     """Problem (4.4) by SLSQP in u_t = ln b_t, independently of kuru_schedules."""
+
     def budget(u):
         return np.sum(np.log1p((m / n) * np.expm1(sensitivity / (np.exp(u) * m)))) - eps
 
     start = np.full(len(a), math.log(sensitivity * len(a) / (n * eps)))
     scale = np.sum(a * np.exp(2 * start))
-    res = minimize(lambda u: np.sum(a * np.exp(2 * u)) / scale, start, method="SLSQP",
-                   constraints=[{"type": "eq", "fun": budget}], options={"ftol": 1e-14, "maxiter": 1000})
+    res = minimize(
+        lambda u: np.sum(a * np.exp(2 * u)) / scale,
+        start,
+        method="SLSQP",
+        constraints=[{"type": "eq", "fun": budget}],
+        options={"ftol": 1e-14, "maxiter": 1000},
+    )
     assert res.success, res.message
     return np.exp(res.x)
 
@@ -91,7 +97,7 @@ def test_error_weights_are_eq_4_3_and_4_8():
     alphas, stages = np.array([0.1, 0.1, 0.025, 0.025]), np.array([1, 1, 2, 2])
     r = 1 - np.sqrt(MU * alphas)
     a0, a = ks.error_weights(alphas, stages, MU, L)
-    expected = [2 ** (2 - stages[t]) * np.prod(r[t + 1:]) * alphas[t] * (1 + alphas[t] * L) for t in range(4)]
+    expected = [2 ** (2 - stages[t]) * np.prod(r[t + 1 :]) * alphas[t] * (1 + alphas[t] * L) for t in range(4)]
     assert a == pytest.approx(expected, rel=1e-12)
     assert a0 == pytest.approx(2 ** (2 - 1) * np.prod(r), rel=1e-12)
 
@@ -128,15 +134,26 @@ def test_every_run_spends_its_budget_to_1e9_and_never_more(cls, batch_size):
 
 
 def _fstar(problem):
-    res = minimize(problem.objective_and_gradient, np.zeros(problem.dim), jac=True, method="L-BFGS-B",
-                   options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 10_000})
+    res = minimize(
+        problem.objective_and_gradient,
+        np.zeros(problem.dim),
+        jac=True,
+        method="L-BFGS-B",
+        options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 10_000},
+    )
     return res.fun
 
 
 @pytest.mark.parametrize(
     "method",
-    [DPGD(iterations=6000), DPHB(iterations=600), DPNAG(iterations=600), DPNAGOpt(iterations=600),
-     DPMASG(iterations=9000), DPMASGOpt(iterations=9000)],
+    [
+        DPGD(iterations=6000),
+        DPHB(iterations=600),
+        DPNAG(iterations=600),
+        DPNAGOpt(iterations=600),
+        DPMASG(iterations=9000),
+        DPMASGOpt(iterations=9000),
+    ],
     ids=lambda m: m.name,
 )
 def test_with_a_huge_epsilon_every_method_converges_to_fstar(method):
@@ -187,9 +204,14 @@ def test_one_dp_nag_iteration_is_eps_t_private_on_a_neighbouring_pair(batch):
 
     def outputs(features, seed):
         problem = make_problem(features, y, loss="logistic", reg=MU)
-        ledger, rng, x = Ledger(1e9, 1e-8, PureDPAccountant(), neighbouring="replace_one"), np.random.default_rng(seed), np.zeros(1)
-        return np.array([method._step(problem, x, x, 0, alphas, betas, stages, noise, m, rng, ledger)[0][0]
-                         for _ in range(20_000)])
+        ledger, rng, x = (
+            Ledger(1e9, 1e-8, PureDPAccountant(), neighbouring="replace_one"),
+            np.random.default_rng(seed),
+            np.zeros(1),
+        )
+        return np.array(
+            [method._step(problem, x, x, 0, alphas, betas, stages, noise, m, rng, ledger)[0][0] for _ in range(20_000)]
+        )
 
     on_d, on_d_prime = outputs(X, 1), outputs(X_prime, 2)
     # x₁ = −(gradient + noise): D (gradient lower by 2C/m when the record is drawn) has larger outputs
@@ -252,7 +274,9 @@ def test_the_l1_clip_defaults_to_the_largest_gradient_l1_norm_the_public_bounds_
     assert DPGD().public_l1_clip(law) == 20.0  # d·1: the paper's C = 20 (eq. 5.2)
     declared = make_problem(X, y, loss="logistic", reg=MU, public_feature_bound=1.0, public_row_l1_norm=15.0)
     assert DPGD().public_l1_clip(declared) == 15.0
-    unit_rows = make_problem(X / np.linalg.norm(X, axis=1, keepdims=True), y, loss="logistic", reg=MU, public_row_norm=1.0)
+    unit_rows = make_problem(
+        X / np.linalg.norm(X, axis=1, keepdims=True), y, loss="logistic", reg=MU, public_row_norm=1.0
+    )
     assert DPGD().public_l1_clip(unit_rows) == pytest.approx(math.sqrt(20))  # ‖x‖₁ ≤ √d‖x‖₂
     derived, ledger, _ = _fit(DPGD(iterations=30), law)
     explicit, _, _ = _fit(DPGD(iterations=30, smoothness=DPGD().public_smoothness(law), l1_clip=20.0), law)

@@ -36,11 +36,12 @@ def _authors_t_prime(alphas, stages, E0=10.0) -> int:
     temp_vec2 = (alphas / 2) * (1 + alphas * L)
     score = []
     for tau in range(1, len(alphas) + 1):
-        tail = np.concatenate([np.cumsum(log_r[tau - 1:0:-1])[::-1], [0.0]])  # Σ log r_{t+1..tau}, t = 1..tau
+        tail = np.concatenate([np.cumsum(log_r[tau - 1 : 0 : -1])[::-1], [0.0]])  # Σ log r_{t+1..tau}, t = 1..tau
         a_vec = tail + np.log(temp_vec2[:tau]) + (stages[tau - 1] - stages[:tau]) * math.log(2)
         a_0 = stages[tau - 1] * math.log(2) + np.sum(log_r[:tau])
-        score.append(np.logaddexp(3 * np.logaddexp.reduce(a_vec / 3) + 2 * math.log(S1 / N) + math.log(D),
-                                  math.log(E0) + a_0))
+        score.append(
+            np.logaddexp(3 * np.logaddexp.reduce(a_vec / 3) + 2 * math.log(S1 / N) + math.log(D), math.log(E0) + a_0)
+        )
     return int(np.argmin(score)) + 1
 
 
@@ -76,8 +77,15 @@ def test_the_authors_laplace_has_scale_b_over_root_2():
     with probability 99.9 %; b itself is 41 % above."""
     draws, b = 200_000, 0.8
     ledger = Ledger(1.0, 1e-8, PureDPAccountant(), neighbouring="replace_one")
-    noise = subsampled_laplace_std_as_scale(np.zeros(draws), sensitivity=0.4, epsilon=0.5, sample_size=10,
-                                            population=10, rng=np.random.default_rng(3), ledger=ledger)
+    noise = subsampled_laplace_std_as_scale(
+        np.zeros(draws),
+        sensitivity=0.4,
+        epsilon=0.5,
+        sample_size=10,
+        population=10,
+        rng=np.random.default_rng(3),
+        ledger=ledger,
+    )
     s = b / math.sqrt(2)
     assert abs(float(np.mean(np.abs(noise))) - s) < Z_999 * s / math.sqrt(draws)
     assert ledger.eps_spent == pytest.approx(0.5, rel=1e-12)  # charged as Laplace(b): ε = Δ/b
@@ -114,7 +122,8 @@ def test_authors_code_charges_the_ledger_what_correct_charges(batch_size):
     for fidelity in ("correct", "authors_code"):
         ledger = Ledger(1.0, 1e-8, PureDPAccountant(), neighbouring="replace_one")
         DPGD(iterations=30, batch_size=batch_size, fidelity=fidelity).fit(
-            problem, ledger, np.random.default_rng(0), Tracer(problem, ledger))
+            problem, ledger, np.random.default_rng(0), Tracer(problem, ledger)
+        )
         summaries.append(ledger.summary())
     assert summaries[0] == summaries[1]
 
@@ -127,8 +136,9 @@ def test_paper_and_authors_code_take_l_from_the_sample(fidelity):
     problem = make_problem(X, y, loss="logistic", reg=MU, public_feature_bound=1.0)
     expected = float(np.linalg.eigvalsh(X.T @ X / 2000)[-1]) + MU
     ledger = Ledger(1.0, 1e-8, PureDPAccountant(), neighbouring="replace_one")
-    result = DPGD(iterations=5, smoothness=L, fidelity=fidelity).fit(problem, ledger, np.random.default_rng(0),
-                                                                      Tracer(problem, ledger))
+    result = DPGD(iterations=5, smoothness=L, fidelity=fidelity).fit(
+        problem, ledger, np.random.default_rng(0), Tracer(problem, ledger)
+    )
     assert result.info["smoothness"] == pytest.approx(expected, rel=1e-10)
     assert abs(expected - L) > 1e-3  # not the preset's value
 
@@ -146,8 +156,9 @@ def test_split_noise_is_the_authors_b_vec_and_spends_the_budget():
     assert ks.split_noise(a, S1, 1.0, N, N) == pytest.approx(ks.optimal_noise(a, S1, 1.0, N, N), rel=1e-12)
 
 
-@pytest.mark.parametrize("fidelity, schedule", [("correct", "optimal_noise"), ("paper", "split_noise"),
-                                                ("authors_code", "split_noise")])
+@pytest.mark.parametrize(
+    "fidelity, schedule", [("correct", "optimal_noise"), ("paper", "split_noise"), ("authors_code", "split_noise")]
+)
 def test_the_opt_methods_schedule_by_mode(monkeypatch, fidelity, schedule):
     called = []
     for name in ("optimal_noise", "split_noise"):
@@ -160,14 +171,29 @@ def test_the_opt_methods_schedule_by_mode(monkeypatch, fidelity, schedule):
 
 
 # ----------------------------------------------------------------------------------- rows
-KURU_JOB = ("algorithm=dp_nag_opt", "model=kuru_logreg", "dataset.n=2000", "dataset.seed=1", "reps=2",
-            "algorithm.iterations=50", "algorithm.batch_size=500", "privacy.neighbouring=native", "progress=false")
+KURU_JOB = (
+    "algorithm=dp_nag_opt",
+    "model=kuru_logreg",
+    "dataset.n=2000",
+    "dataset.seed=1",
+    "reps=2",
+    "algorithm.iterations=50",
+    "algorithm.batch_size=500",
+    "privacy.neighbouring=native",
+    "progress=false",
+)
 
 
-@pytest.mark.parametrize("fidelity, note", [
-    ("paper", "fidelity=paper: L, which sets every step size, is computed from the training rows"),
-    ("authors_code", "fidelity=authors_code: the Laplace noise drawn has scale b/√2 where ε_t is charged for scale b"),
-])
+@pytest.mark.parametrize(
+    "fidelity, note",
+    [
+        ("paper", "fidelity=paper: L, which sets every step size, is computed from the training rows"),
+        (
+            "authors_code",
+            "fidelity=authors_code: the Laplace noise drawn has scale b/√2 where ε_t is charged for scale b",
+        ),
+    ],
+)
 def test_paper_and_authors_code_rows_are_labelled(compose_run_config, tmp_path, fidelity, note):
     rows = run_job(compose_run_config(*KURU_JOB, f"algorithm.fidelity={fidelity}"), tmp_path)
     assert set(rows["fidelity"]) == {fidelity} and not rows["guarantee_valid"].any()

@@ -31,8 +31,12 @@ from dpbench.problems import make_problem
 
 
 def _svm(n=400, d=8, density=1.0, seed=0, **model):
-    data = load_dataset("synthetic_svm", {"n": n, "n_test": 100, "d": d, "density": density, "seed": seed},
-                        data_dir=Path("."), allow_download=False)
+    data = load_dataset(
+        "synthetic_svm",
+        {"n": n, "n_test": 100, "d": d, "density": density, "seed": seed},
+        data_dir=Path("."),
+        allow_download=False,
+    )
     params = {"reg": 0.0005, **model}
     problem = make_problem(data.X, data.y, loss="hinge", public_row_norm=data.info["row_norm_bound"], **params)
     return problem, data
@@ -62,7 +66,9 @@ def test_dp_dda_pays_the_most_releases_of_any_node_before_running_and_spends_the
     assert trace["sigma"].iloc[0] == sigma_for_budget(0.8, 1e-5, releases=releases, lipschitz=1.0, q=q)
     assert 0.8 * (1 - 1e-5) <= ledger.eps_spent <= 0.8
     # the trace: privacy spent so far grows to the budget, epochs reach 2, test accuracy is measured
-    assert trace["eps_hat"].is_monotonic_increasing and trace["eps_hat"].iloc[-1] == pytest.approx(ledger.eps_spent, rel=1e-9)
+    assert trace["eps_hat"].is_monotonic_increasing and trace["eps_hat"].iloc[-1] == pytest.approx(
+        ledger.eps_spent, rel=1e-9
+    )
     assert trace["epoch"].iloc[-1] == pytest.approx(2.0, abs=1e-3) and trace["iota"].eq(iota).all()
     assert trace["test_accuracy"].between(0, 1).all() and trace["iteration"].iloc[-1] == iterations
     assert np.array_equal(result.w, _fit(algorithm, problem)[0].w)  # deterministic given the seed
@@ -116,7 +122,9 @@ def test_theorem1_mode_refuses_unreachable_T_and_a_delta_below_its_certificate()
 
 def test_subgradients_are_clipped_to_the_public_bound():
     features = np.array([[3.0, 4.0], [0.3, 0.4]])  # norms 5 and 0.5
-    g = noisy_subgradients(features, [1, 1], np.array([0, 1]), np.zeros((2, 2)), sigma=0, rng=np.random.default_rng(0), clip=1.0)
+    g = noisy_subgradients(
+        features, [1, 1], np.array([0, 1]), np.zeros((2, 2)), sigma=0, rng=np.random.default_rng(0), clip=1.0
+    )
     assert np.allclose(g, [[-0.6, -0.8], [-0.3, -0.4]])  # the long row is scaled to norm 1, the short one untouched
 
 
@@ -131,10 +139,15 @@ def test_lipschitz_must_be_public():
 
 @pytest.mark.parametrize(
     "params, message",
-    [({"n_nodes": 1}, "n_nodes must be an integer ≥ 2"), ({"n_edges": 191}, "exceeds the 190 edges"),
-     ({"noise": "laplace"}, "noise must be one of rdp, theorem1"), ({"epochs": 0}, "epochs must be finite and > 0"),
-     ({"lipschitz": -1.0}, "lipschitz must be finite and > 0"), ({"delta0": 2.0}, r"delta0 must be in \(0, 1\]"),
-     ({"schedule": "l3"}, "schedule must be one of auto, l2, l1")],
+    [
+        ({"n_nodes": 1}, "n_nodes must be an integer ≥ 2"),
+        ({"n_edges": 191}, "exceeds the 190 edges"),
+        ({"noise": "laplace"}, "noise must be one of rdp, theorem1"),
+        ({"epochs": 0}, "epochs must be finite and > 0"),
+        ({"lipschitz": -1.0}, "lipschitz must be finite and > 0"),
+        ({"delta0": 2.0}, r"delta0 must be in \(0, 1\]"),
+        ({"schedule": "l3"}, "schedule must be one of auto, l2, l1"),
+    ],
 )
 def test_bad_hyper_parameters_are_named(params, message):
     with pytest.raises(ValueError, match=message):
@@ -143,9 +156,13 @@ def test_bad_hyper_parameters_are_named(params, message):
 
 def test_config_pairs_models_and_algorithms(compose_run_config):
     _compose = compose_run_config
-    run = _compose("algorithm=dp_dda_two_edges", "model=liu_l1_svm", "dataset=synthetic_svm", "privacy.neighbouring=replace_one")
+    run = _compose(
+        "algorithm=dp_dda_two_edges", "model=liu_l1_svm", "dataset=synthetic_svm", "privacy.neighbouring=replace_one"
+    )
     assert run.algorithm == "dp_dda" and run.algorithm_params["n_edges"] == 2 and run.model.l1_reg == 0.0005
-    with pytest.raises(ConfigError, match="ℓ1 regulariser .* dp_sgd does not handle.*dp_dda, dp_dda_all_nodes, nonprivate"):
+    with pytest.raises(
+        ConfigError, match="ℓ1 regulariser .* dp_sgd does not handle.*dp_dda, dp_dda_all_nodes, nonprivate"
+    ):
         _compose("algorithm=dp_sgd", "model=liu_l1_svm")
     with pytest.raises(ConfigError, match="exactly one regulariser"):
         _compose("algorithm=dp_dda", "model=liu_l1_svm", "model.reg=0.1")
@@ -172,13 +189,20 @@ def test_l1_objective_and_its_lp_optimum():
 
 def test_synthetic_svm_rows_are_unit_norm_dense_or_sparse_and_deterministic():
     dense = load_dataset("synthetic_svm", {"n": 300, "d": 20}, data_dir=Path("."), allow_download=False)
-    sparse = load_dataset("synthetic_svm", {"n": 300, "d": 20, "density": 0.1}, data_dir=Path("."), allow_download=False)
+    sparse = load_dataset(
+        "synthetic_svm", {"n": 300, "d": 20, "density": 0.1}, data_dir=Path("."), allow_download=False
+    )
     assert isinstance(dense.X, np.ndarray) and sparse.X.format == "csr" and sparse.X.nnz == 300 * 2
-    assert np.allclose(np.linalg.norm(dense.X, axis=1), 1.0) and np.allclose(np.sqrt(sparse.X.multiply(sparse.X).sum(axis=1)), 1.0)
+    assert np.allclose(np.linalg.norm(dense.X, axis=1), 1.0) and np.allclose(
+        np.sqrt(sparse.X.multiply(sparse.X).sum(axis=1)), 1.0
+    )
     assert dense.X_test.shape == (1000, 20) and dense.info["row_norm_bound"] == 1.0
     again = load_dataset("synthetic_svm", {"n": 300, "d": 20}, data_dir=Path("."), allow_download=False)
     assert again.checksum == dense.checksum and np.array_equal(again.X, dense.X)
-    assert load_dataset("synthetic_svm", {"n": 300, "d": 20, "n_test": 0}, data_dir=Path("."), allow_download=False).X_test is None
+    assert (
+        load_dataset("synthetic_svm", {"n": 300, "d": 20, "n_test": 0}, data_dir=Path("."), allow_download=False).X_test
+        is None
+    )
 
 
 PRESET_EPS = {1: [0.8], 2: [0.2, 0.4, 0.6, 0.8, 1.0], 3: [0.4], 4: [0.2, 0.4, 0.6, 0.8, 1.0]}
@@ -201,9 +225,19 @@ def test_presets_run_on_the_synthetic_stand_in_and_plot(cli, tmp_path, figure):
     sweep = tmp_path / "s"
     eps = PRESET_EPS[figure] if len(PRESET_EPS[figure]) == 1 else [0.2, 1.0]
     result = cli(
-        ["-m", f"experiment=liu_fig{figure}", "dataset=synthetic_svm", "dataset.n=1000", "dataset.n_test=200",
-         "dataset.density=0.2", "reps=2", "algorithm.epochs=0.5", f"privacy.eps={','.join(map(str, eps))}",
-         f"hydra.sweep.dir={sweep}", "progress=false"],
+        [
+            "-m",
+            f"experiment=liu_fig{figure}",
+            "dataset=synthetic_svm",
+            "dataset.n=1000",
+            "dataset.n_test=200",
+            "dataset.density=0.2",
+            "reps=2",
+            "algorithm.epochs=0.5",
+            f"privacy.eps={','.join(map(str, eps))}",
+            f"hydra.sweep.dir={sweep}",
+            "progress=false",
+        ],
         tmp_path,
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -224,15 +258,26 @@ def test_dp_dda_runs_on_the_epsilon_sample_with_its_unit_norm_bound(shared_data,
     root = shared_data("epsilon_sample/epsilon_normalized.head100.gz", "epsilon_sample/epsilon_normalized.t.head100.gz")
     sample = root / "epsilon_sample"
     result = cli(
-        ["-m", "algorithm=dp_dda,dp_dda_all_nodes", "model=liu_l2_svm", "dataset=epsilon",
-         f"dataset.train_file={sample / 'epsilon_normalized.head100.gz'}", f"dataset.test_file={sample / 'epsilon_normalized.t.head100.gz'}",
-         "privacy.eps=0.8", "privacy.neighbouring=replace_one", f"hydra.sweep.dir={tmp_path / 's'}", f"data_dir={root}",
-         "progress=false"],
+        [
+            "-m",
+            "algorithm=dp_dda,dp_dda_all_nodes",
+            "model=liu_l2_svm",
+            "dataset=epsilon",
+            f"dataset.train_file={sample / 'epsilon_normalized.head100.gz'}",
+            f"dataset.test_file={sample / 'epsilon_normalized.t.head100.gz'}",
+            "privacy.eps=0.8",
+            "privacy.neighbouring=replace_one",
+            f"hydra.sweep.dir={tmp_path / 's'}",
+            f"data_dir={root}",
+            "progress=false",
+        ],
         tmp_path,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     df = pd.concat(map(pd.read_parquet, (tmp_path / "s").rglob("results.parquet")))
     assert sorted(df["algorithm"]) == ["dp_dda", "dp_dda_all_nodes"] and (df["n_test"] == 100).all()
-    assert (df["eps_spent"] <= 0.8).all() and (df["suboptimality"] > 0).all() and df["test_accuracy"].between(0, 1).all()
+    assert (
+        (df["eps_spent"] <= 0.8).all() and (df["suboptimality"] > 0).all() and df["test_accuracy"].between(0, 1).all()
+    )
     trace = pd.concat(map(pd.read_parquet, (tmp_path / "s").rglob("trace.parquet")))
     assert set(trace.groupby("algorithm")["iteration"].max()) == {15, 150}  # 3 epochs of q = 5: 3q and ⌈3q/ι⌉

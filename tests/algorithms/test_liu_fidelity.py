@@ -29,8 +29,12 @@ from dpbench.problems import make_problem
 
 
 def _svm(n=400):
-    data = load_dataset("synthetic_svm", {"n": n, "n_test": 100, "d": 8, "density": 1.0, "seed": 0},
-                        data_dir=Path("."), allow_download=False)
+    data = load_dataset(
+        "synthetic_svm",
+        {"n": n, "n_test": 100, "d": 8, "density": 1.0, "seed": 0},
+        data_dir=Path("."),
+        allow_download=False,
+    )
     return make_problem(data.X, data.y, loss="hinge", public_row_norm=data.info["row_norm_bound"], reg=0.0005)
 
 
@@ -53,14 +57,21 @@ def test_the_paper_sigma_is_theorem_1_as_printed_with_iota():
     # where the condition holds, the printed σ is √(32/160) of the corrected one, and equals the printed Theorem 1's
     args = {"delta0": 0.01, "iota": 0.1, "q": 2, "iterations": 2000, "lipschitz": 1.0}
     assert sec5_sigma(0.8, **args) == theorem1_sigma(0.8, **args)
-    assert sec5_sigma(0.8, **args) == pytest.approx(theorem1_sigma(0.8, **args, corrected=True) / math.sqrt(5), rel=1e-12)
+    assert sec5_sigma(0.8, **args) == pytest.approx(
+        theorem1_sigma(0.8, **args, corrected=True) / math.sqrt(5), rel=1e-12
+    )
     with pytest.raises(ValueError, match=r"epsilon must be in \(0, 1\]"):
         sec5_sigma(1.5, **args)
 
 
-@pytest.mark.parametrize("algorithm, iota", [(DPDDA(fidelity="paper", epochs=2), 0.1),
-                                              (DPDDA(fidelity="paper", n_edges=2, epochs=2), 0.19047619047619047),
-                                              (DPDDAAllNodes(fidelity="paper", epochs=2), 1.0)])
+@pytest.mark.parametrize(
+    "algorithm, iota",
+    [
+        (DPDDA(fidelity="paper", epochs=2), 0.1),
+        (DPDDA(fidelity="paper", n_edges=2, epochs=2), 0.19047619047619047),
+        (DPDDAAllNodes(fidelity="paper", epochs=2), 1.0),
+    ],
+)
 def test_a_paper_run_draws_the_printed_sigma_and_is_charged_the_claimed_epsilon(algorithm, iota):
     problem = _svm()
     assert algorithm.accountant == "approx"
@@ -71,19 +82,28 @@ def test_a_paper_run_draws_the_printed_sigma_and_is_charged_the_claimed_epsilon(
     assert trace["sigma"].eq(expected).all() and result.info["sigma"] == expected
     [entry] = ledger.entries
     assert entry.event == ApproxDPEvent(0.8, 1e-5) and ledger.eps_spent == 0.8
-    assert trace["eps_hat"].iloc[-1] == pytest.approx(remark31_epsilon(result.n_iterations, iterations=result.n_iterations,
-                                                                       epsilon=0.8), rel=1e-12)
+    assert trace["eps_hat"].iloc[-1] == pytest.approx(
+        remark31_epsilon(result.n_iterations, iterations=result.n_iterations, epsilon=0.8), rel=1e-12
+    )
     assert trace["delta0"].eq(0.01).all()
     correct = _fit(dataclasses.replace(algorithm, fidelity="correct"), problem)[2]["sigma"].iloc[0]
     assert correct > 5 * expected  # the paper's σ is far smaller than the one the budget pays for
 
 
 # ----------------------------------------------------------------------------------- correct is unchanged
-@pytest.mark.parametrize("algorithm, n, delta, fingerprint", [
-    (DPDDA(n_edges=2, epochs=2), 400, 1e-5, (492.48563706468633, 70.96208570241153, 0.7999998558107823, 210)),
-    (DPDDAAllNodes(epochs=2), 400, 1e-5, (65.33206184377434, 62.84507578483111, 0.7999999048448005, 40)),
-    (DPDDA(noise="theorem1", iterations=100), 40, 0.9, (-541.8715004701389, 181.97385400360466, 0.7078232420355923, 100)),
-])
+@pytest.mark.parametrize(
+    "algorithm, n, delta, fingerprint",
+    [
+        (DPDDA(n_edges=2, epochs=2), 400, 1e-5, (492.48563706468633, 70.96208570241153, 0.7999998558107823, 210)),
+        (DPDDAAllNodes(epochs=2), 400, 1e-5, (65.33206184377434, 62.84507578483111, 0.7999999048448005, 40)),
+        (
+            DPDDA(noise="theorem1", iterations=100),
+            40,
+            0.9,
+            (-541.8715004701389, 181.97385400360466, 0.7078232420355923, 100),
+        ),
+    ],
+)
 def test_correct_runs_as_before_the_fidelity_key(algorithm, n, delta, fingerprint):
     """Σw, σ, ε spent and T of seeded runs, as computed by main at b6c15fe (before fidelity existed here);
     the ``theorem1`` case as recorded once Theorem 1 was priced at ι = 1 (at T = 2000 it now certifies δ = 1,
@@ -95,7 +115,9 @@ def test_correct_runs_as_before_the_fidelity_key(algorithm, n, delta, fingerprin
 
 # ----------------------------------------------------------------------------------- refused combinations
 def test_paper_refuses_noise_theorem1_and_unknown_modes():
-    with pytest.raises(ValueError, match="fidelity=paper draws Theorem 1's σ as printed.*noise=theorem1 with fidelity=correct"):
+    with pytest.raises(
+        ValueError, match="fidelity=paper draws Theorem 1's σ as printed.*noise=theorem1 with fidelity=correct"
+    ):
         DPDDA(fidelity="paper", noise="theorem1")
     with pytest.raises(ConfigError, match="algorithm dp_dda_all_nodes: fidelity must be one of correct, paper"):
         make_algorithm("dp_dda_all_nodes", {"fidelity": "authors_code"})
@@ -104,8 +126,17 @@ def test_paper_refuses_noise_theorem1_and_unknown_modes():
 
 
 # ----------------------------------------------------------------------------------- rows
-JOB = ("algorithm=dp_dda", "dataset=synthetic_svm", "dataset.n=400", "dataset.n_test=100", "dataset.d=8", "reps=2",
-       "algorithm.epochs=0.5", "privacy.eps=0.8", "progress=false")
+JOB = (
+    "algorithm=dp_dda",
+    "dataset=synthetic_svm",
+    "dataset.n=400",
+    "dataset.n_test=100",
+    "dataset.d=8",
+    "reps=2",
+    "algorithm.epochs=0.5",
+    "privacy.eps=0.8",
+    "progress=false",
+)
 
 
 def test_paper_rows_are_labelled_and_never_ranked(compose_run_config, tmp_path):
@@ -118,7 +149,11 @@ def test_paper_rows_are_labelled_and_never_ranked(compose_run_config, tmp_path):
     assert paper.config_hash != correct.config_hash
     paper_rows = run_job(paper, tmp_path / "paper")
     assert set(paper_rows["fidelity"]) == {"paper"} and not paper_rows["guarantee_valid"].any()
-    assert paper_rows["guarantee_note"].str.startswith("fidelity=paper: σ from Theorem 1 as printed: its constant 32").all()
+    assert (
+        paper_rows["guarantee_note"]
+        .str.startswith("fidelity=paper: σ from Theorem 1 as printed: its constant 32")
+        .all()
+    )
     assert set(paper_rows["accountant"]) == {"approx"} and (paper_rows["eps_spent"] == paper_rows["eps"]).all()
 
     baseline = run_job(compose_run_config(*JOB, "algorithm=dp_dda_all_nodes"), tmp_path / "baseline")

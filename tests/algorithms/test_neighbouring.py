@@ -68,17 +68,28 @@ REPLACE = {"replace_one": "native"}
 EXPECTED = {
     "nonprivate": None,
     "majority": None,
-    **{name: (GROUP, "add_remove", "record") for name in ("dp_sgd", "dp_blsgd", "dp_blsgd_ac", "dp_blgd", "dp_agd", "privgene")},
+    **{
+        name: (GROUP, "add_remove", "record")
+        for name in ("dp_sgd", "dp_blsgd", "dp_blsgd_ac", "dp_blgd", "dp_agd", "privgene")
+    },
     "objpert": (BOTH, "replace_one", "record"),
     "outpert_gd": (BOTH, "replace_one", "record"),
     "outpert_rsgd": (REPLACE, "replace_one", "record"),
-    **{name: (BOTH, "replace_one", "record") for name in ("dp_gd", "dp_hb", "dp_nag", "dp_nag_opt", "dp_masg", "dp_masg_opt")},
+    **{
+        name: (BOTH, "replace_one", "record")
+        for name in ("dp_gd", "dp_hb", "dp_nag", "dp_nag_opt", "dp_masg", "dp_masg_opt")
+    },
     "dp_dda": (REPLACE, "replace_one", "node_sample"),
     "dp_dda_all_nodes": (REPLACE, "replace_one", "node_sample"),
-    **{name: (REPLACE, "replace_one", "offset_vector")
-       for name in ("pwa_laplace_data", "pwa_laplace_solution", "pwa_exponential", "pwa_subgradient")},
+    **{
+        name: (REPLACE, "replace_one", "offset_vector")
+        for name in ("pwa_laplace_data", "pwa_laplace_solution", "pwa_exponential", "pwa_subgradient")
+    },
     "pwa_subgradient_nonprivate": None,
-    **{name: ({"add_remove": "native"}, "add_remove", "validation_row") for name in ("kusner_alg1", "kusner_alg2", "kusner_alg3")},
+    **{
+        name: ({"add_remove": "native"}, "add_remove", "validation_row")
+        for name in ("kusner_alg1", "kusner_alg2", "kusner_alg3")
+    },
     "kusner_mtgp_likelihood": None,
 }
 
@@ -211,8 +222,11 @@ def _armijo_data(n: int):
 
 @pytest.mark.parametrize(
     "algo",
-    [DPBLGD(init_scale=0.0, max_iterations=1), DPBLSGD(sampling_rate=0.5, init_scale=0.0, max_iterations=1),
-     DPBLSGDAC(sampling_rate=0.5, init_scale=0.0, max_iterations=1)],
+    [
+        DPBLGD(init_scale=0.0, max_iterations=1),
+        DPBLSGD(sampling_rate=0.5, init_scale=0.0, max_iterations=1),
+        DPBLSGDAC(sampling_rate=0.5, init_scale=0.0, max_iterations=1),
+    ],
     ids=lambda a: a.name,
 )
 def test_chen_lee_armijo_query_is_add_remove_with_public_n(monkeypatch, algo):
@@ -245,8 +259,17 @@ def test_chen_lee_armijo_query_is_add_remove_with_public_n(monkeypatch, algo):
     assert L == pytest.approx(getattr(algo, "sampling_rate", 1.0) * n)
 
     def first_query(problem, batch, normaliser):
-        q = ArmijoQueries(problem, w, g, batch, eta0=1.0, alpha=algo.alpha, beta=algo.beta, obj_clip=algo.clip_obj,
-                          normaliser=normaliser)
+        q = ArmijoQueries(
+            problem,
+            w,
+            g,
+            batch,
+            eta0=1.0,
+            alpha=algo.alpha,
+            beta=algo.beta,
+            obj_clip=algo.clip_obj,
+            normaliser=normaliser,
+        )
         return q(0)
 
     full = None if isinstance(algo, DPBLGD) else np.arange(n)
@@ -333,8 +356,9 @@ def test_privgene_selection_differences_within_sensitivity():
     X[0], y[0] = np.ones(d), -1.0
     children = np.array([[2.0, -1.0, 0.5]])  # away from 0, so candidate norms differ
     population = algo._mutants(children, delta, rng)
-    sensitivity = eem_sensitivity(population, l1_diameter=2 * delta, clip=algo.clip_obj, lipschitz=1.0,
-                                  feature_bound=algo.feature_bound, reg=reg)
+    sensitivity = eem_sensitivity(
+        population, l1_diameter=2 * delta, clip=algo.clip_obj, lipschitz=1.0, feature_bound=algo.feature_bound, reg=reg
+    )
 
     def utilities(problem):
         return -population_fitness(problem, population.T, algo.clip_obj)
@@ -377,8 +401,11 @@ def test_kuru_gradient_is_replace_one(monkeypatch, cls):
 
     def mean_and_charge(X_, y_):
         problem = make_problem(X_, y_, loss="logistic", reg=0.02)
-        _fit(cls(iterations=1, initial_value=0.0, l1_clip=clip, smoothness=5.1033), problem,
-             _ledger(PureDPAccountant(), epsilon=10.0, neighbouring="replace_one"))
+        _fit(
+            cls(iterations=1, initial_value=0.0, l1_clip=clip, smoothness=5.1033),
+            problem,
+            _ledger(PureDPAccountant(), epsilon=10.0, neighbouring="replace_one"),
+        )
         call = calls[0]
         calls.clear()
         assert call["population"] == n and call["sample_size"] == n
@@ -512,8 +539,9 @@ def test_liu_dda_release_is_replace_one_node_sample(cls):
     a = np.array([3.0, 4.0])  # ‖a‖ = 5 > L: clipped
     x = np.zeros((1, 2))  # margin 0 < 1: ĝ = −y·a·min(1, L/‖a‖)
     g, g2 = (
-        noisy_subgradients(a[None, :], np.array([label]), np.array([0]), x, sigma=0.0, rng=np.random.default_rng(0),
-                           clip=L)
+        noisy_subgradients(
+            a[None, :], np.array([label]), np.array([0]), x, sigma=0.0, rng=np.random.default_rng(0), clip=L
+        )
         for label in (1.0, -1.0)
     )
     assert np.linalg.norm(g - g2) == pytest.approx(2 * L)
@@ -537,8 +565,9 @@ def test_han_pwa_sensitivities_hold_for_offset_neighbours():
     shifted = problem.with_offsets(problem.b + problem.b_max)
 
     def run(mechanism, **options):
-        return mechanism(problem, epsilon=1.0, runs=1, rng=np.random.default_rng(0), ledger=_ledger(PureDPAccountant()),
-                         **options)
+        return mechanism(
+            problem, epsilon=1.0, runs=1, rng=np.random.default_rng(0), ledger=_ledger(PureDPAccountant()), **options
+        )
 
     assert np.linalg.norm(problem.b - neighbour.b) == pytest.approx(run(laplace_data).info["sensitivity"])
     x_moved = np.linalg.norm(problem.solve()[0] - neighbour.solve()[0])
@@ -555,8 +584,12 @@ def test_han_pwa_sensitivities_hold_for_offset_neighbours():
     eps_step = subgradient.info["eps_per_step"]
     assert subgradient.count == 4 and subgradient.event.epsilon == eps_step
     for selection in ("printed", "active"):
-        p, p2 = (subgradient_index_probabilities(points @ problem.A.T + other.b, epsilon=eps_step, b_max=problem.b_max,
-                                                 selection=selection) for other in (problem, neighbour))
+        p, p2 = (
+            subgradient_index_probabilities(
+                points @ problem.A.T + other.b, epsilon=eps_step, b_max=problem.b_max, selection=selection
+            )
+            for other in (problem, neighbour)
+        )
         assert np.max(np.abs(np.log(p) - np.log(p2))) <= eps_step * (1 + 1e-9)  # Alg. 1 is ε_k-DP on the pair
 
 
@@ -564,9 +597,15 @@ def test_han_pwa_sensitivities_hold_for_offset_neighbours():
 def _score_matrix(ramp: np.ndarray) -> ScoreMatrix:
     n_candidates, n_rows = ramp.shape
     return ScoreMatrix(
-        correct=ramp < 0.5, ramp=ramp.astype(np.float32), eval_rows=np.arange(n_rows), n_pool=n_rows,
+        correct=ramp < 0.5,
+        ramp=ramp.astype(np.float32),
+        eval_rows=np.arange(n_rows),
+        n_pool=n_rows,
         hyperparameters=[{"lambda": 0.5 + 0.1 * j} for j in range(n_candidates)],
-        points=np.linspace(0, 1, n_candidates)[:, None], train_seconds=0.0, key="synthetic", row_norm=1.0,
+        points=np.linspace(0, 1, n_candidates)[:, None],
+        train_seconds=0.0,
+        key="synthetic",
+        row_norm=1.0,
     )
 
 
@@ -594,8 +633,9 @@ def test_kusner_gains_move_within_the_charge_under_add_remove(monkeypatch):
     released = _capture(monkeypatch, bo_module, "laplace_mechanism", lambda value, kw: value)
     for V_ in (V, removed, added):
         problem = BOProblem(scores.ramp_score(V_), scores.points, scores.hyperparameters, m, 1.0)  # |V| public: m
-        KusnerAlg3(iterations=n_candidates).release(problem, epsilon=1.0, delta=1e-5, rng=np.random.default_rng(0),
-                                                     ledger=_ledger("pure"))
+        KusnerAlg3(iterations=n_candidates).release(
+            problem, epsilon=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=_ledger("pure")
+        )
     best = [call["value"] for call in released]
     assert all(call["sensitivity"] == released[0]["sensitivity"] for call in released)
     assert max(abs(best[0] - b) for b in best[1:]) <= 1.0 / m * (1 + 1e-6) <= released[0]["sensitivity"]

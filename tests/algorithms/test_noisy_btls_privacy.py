@@ -88,8 +88,19 @@ def test_noisy_btls_uses_this_calibration():
     X = np.hstack([np.ones((30, 1)), rng.uniform(size=(30, 2))])
     problem = make_problem(X, np.where(rng.random(30) < 0.5, 1.0, -1.0), loss="logistic", reg=0.001)
     ledger = Ledger(100.0, 1e-8, RDPAccountant())
-    noisy_btls(problem, np.zeros(3), np.ones(3), None, max_it=MAX_IT, normaliser=30.0, noise="laplace",
-               budget=EPS_BT, rng=rng, ledger=ledger, **SETTINGS)
+    noisy_btls(
+        problem,
+        np.zeros(3),
+        np.ones(3),
+        None,
+        max_it=MAX_IT,
+        normaliser=30.0,
+        noise="laplace",
+        budget=EPS_BT,
+        rng=rng,
+        ledger=ledger,
+        **SETTINGS,
+    )
     assert ledger.entries[0].event == svt_noise("laplace", sensitivity=CLIP / 30.0, epsilon=EPS_BT).event
 
 

@@ -24,7 +24,9 @@ def _problem(n=1500, d=5, seed=0, loss="logistic"):
 
 def test_noise_scale_matches_kifer_smith_thakurta_by_hand():
     ledger = Ledger(1.0, 1e-8, make_accountant("approx"))
-    b = objective_perturbation_noise(400_000, gradient_bound=1.0, epsilon=1.0, delta=1e-8, rng=np.random.default_rng(0), ledger=ledger)
+    b = objective_perturbation_noise(
+        400_000, gradient_bound=1.0, epsilon=1.0, delta=1e-8, rng=np.random.default_rng(0), ledger=ledger
+    )
     sigma = math.sqrt(8 * math.log(2 / 1e-8) + 4 * 1.0) / 1.0  # σ² = ζ²(8 ln(2/δ) + 4ε)/ε² = 156.9
     # sample std of 4e5 normals is within 0.5 % of σ with probability > 1 − 1e-6
     assert np.std(b) == pytest.approx(sigma, rel=5e-3)

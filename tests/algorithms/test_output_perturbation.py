@@ -153,7 +153,9 @@ def test_training_maps_match_a_plain_loop():
     w = np.zeros(3)
     for _ in range(7):
         w = w - 0.3 * grad(w, np.arange(23))
-    np.testing.assert_allclose(gradient_descent(problem, step=0.3, iterations=7, lipschitz=NO_CLIP), w, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        gradient_descent(problem, step=0.3, iterations=7, lipschitz=NO_CLIP), w, rtol=1e-12, atol=1e-15
+    )
 
     order = np.random.default_rng(0).permutation(23)
     batches = [order[:8], order[8:16], order[16:]]  # batch_sizes(23, 7) = [8, 8, 7]
@@ -164,9 +166,13 @@ def test_training_maps_match_a_plain_loop():
             iterates.append(w)
     sizes = batch_sizes(23, 7)
     steps = np.array([0.9, 0.9 / np.sqrt(2)])
-    np.testing.assert_allclose(permuted_sgd(problem, order, sizes, steps, averaging="none", lipschitz=NO_CLIP), w, rtol=1e-12)
     np.testing.assert_allclose(
-        permuted_sgd(problem, order, sizes, steps, averaging="all", lipschitz=NO_CLIP), np.mean(iterates, axis=0), rtol=1e-12
+        permuted_sgd(problem, order, sizes, steps, averaging="none", lipschitz=NO_CLIP), w, rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        permuted_sgd(problem, order, sizes, steps, averaging="all", lipschitz=NO_CLIP),
+        np.mean(iterates, axis=0),
+        rtol=1e-12,
     )
 
 
@@ -191,7 +197,9 @@ def test_single_release_is_the_smallest_noise_that_fits(make, eps):
         clean = gradient_descent(problem, step=algo.step(problem), iterations=algo.iterations, lipschitz=NO_CLIP)
     else:
         sizes, steps = algo.schedule(problem)
-        clean = permuted_sgd(problem, rng.permutation(problem.n), sizes, steps, averaging=algo.averaging, lipschitz=NO_CLIP)
+        clean = permuted_sgd(
+            problem, rng.permutation(problem.n), sizes, steps, averaging=algo.averaging, lipschitz=NO_CLIP
+        )
     noise = rng.normal(0.0, sigma * result.info["sensitivity"], size=problem.dim)
     np.testing.assert_allclose(result.w, clean + noise, rtol=1e-10, atol=1e-12)
 
@@ -260,7 +268,9 @@ def test_rsgd_outputs_on_neighbours_are_within_their_batch_sensitivity(loss, ave
         batch = int(np.searchsorted(np.cumsum(sizes), position, side="right"))
         y2 = y.copy()
         y2[i] = -y2[i]
-        w2 = permuted_sgd(make_problem(X, y2, loss=loss, reg=mu), order, sizes, steps, averaging=averaging, lipschitz=NO_CLIP)
+        w2 = permuted_sgd(
+            make_problem(X, y2, loss=loss, reg=mu), order, sizes, steps, averaging=averaging, lipschitz=NO_CLIP
+        )
         ratios.append(np.linalg.norm(w - w2) / per_batch[batch])
         assert np.linalg.norm(w - w2) <= per_batch.max()
     assert max(ratios) <= 1.0

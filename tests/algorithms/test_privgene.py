@@ -92,7 +92,9 @@ def test_clipping_caps_and_the_regulariser_adds_to_the_sensitivity(spy):
     assert eem_sensitivity(pop, l1_diameter=1.0, clip=None, lipschitz=1.0, feature_bound=1.0, reg=0.1) == 1.0
     # parent (2, 0): norms² 6.25, 2.25, 4.25, 4.25 → (μ/2)·4 = 0.2 on top of min(C, G·B·D₁) = min(0.7, 2·1)
     pop = np.array([2.0, 0.0]) + pop
-    assert eem_sensitivity(pop, l1_diameter=1.0, clip=0.7, lipschitz=1.0, feature_bound=2.0, reg=0.1) == pytest.approx(0.9)
+    assert eem_sensitivity(pop, l1_diameter=1.0, clip=0.7, lipschitz=1.0, feature_bound=2.0, reg=0.1) == pytest.approx(
+        0.9
+    )
     assert eem_sensitivity(pop, l1_diameter=1.0, clip=0.7, lipschitz=1.0, feature_bound=None, reg=0.0) == 0.7
     with pytest.raises(ValueError, match="unbounded"):
         eem_sensitivity(pop, l1_diameter=1.0, clip=None, lipschitz=1.0, feature_bound=None, reg=0.0)
@@ -139,9 +141,13 @@ def test_per_selection_epsilon_uses_the_whole_budget_and_never_more():
 def test_selection_probabilities_have_the_closed_form():
     u = np.array([-3.0, -1.0, -2.5, 0.0, -7.0])
     expected = np.exp(0.6 * u / (2 * 0.5))
-    assert selection_probabilities(u, sensitivity=0.5, epsilon=0.6) == pytest.approx(expected / expected.sum(), rel=1e-12)
+    assert selection_probabilities(u, sensitivity=0.5, epsilon=0.6) == pytest.approx(
+        expected / expected.sum(), rel=1e-12
+    )
     tight = np.exp(0.6 * u / 0.5)
-    assert selection_probabilities(u, sensitivity=0.5, epsilon=0.6, tight=True) == pytest.approx(tight / tight.sum(), rel=1e-12)
+    assert selection_probabilities(u, sensitivity=0.5, epsilon=0.6, tight=True) == pytest.approx(
+        tight / tight.sum(), rel=1e-12
+    )
 
 
 def _slow_fitness(problem, w, clip):
@@ -189,7 +195,11 @@ def test_neighbouring_datasets_change_the_selection_law_by_at_most_eps(tight, bo
             laws = []
             for Xs, ys in ((X, y), (np.vstack([X, z]), np.append(y, label))):
                 prob = make_problem(Xs, ys, loss="logistic", reg=0.0)
-                laws.append(selection_probabilities(-population_fitness(prob, pop.T, None), sensitivity=sens, epsilon=eps, tight=tight))
+                laws.append(
+                    selection_probabilities(
+                        -population_fitness(prob, pop.T, None), sensitivity=sens, epsilon=eps, tight=tight
+                    )
+                )
             worst = max(worst, float(np.max(np.abs(np.log(laws[0]) - np.log(laws[1])))))
     assert worst <= bound * eps + 1e-12
     assert worst > 0.5 * bound * eps  # the bound is not vacuous here
@@ -254,7 +264,9 @@ def test_features_beyond_the_public_bound_are_clipped_never_checked():
     assert np.array_equal(outputs[0], outputs[1])
     ledger = Ledger(1.0, 1e-8, PureDPAccountant())
     # with clipping alone the bound is not needed: Δ' = C
-    PrivGene(rounds=2, feature_bound=None, clip_obj=1.0).fit(problem, ledger, np.random.default_rng(0), Tracer(problem, ledger))
+    PrivGene(rounds=2, feature_bound=None, clip_obj=1.0).fit(
+        problem, ledger, np.random.default_rng(0), Tracer(problem, ledger)
+    )
     assert ledger.summary()["n_charges"] == 2
 
 

@@ -46,7 +46,9 @@ def _log_moment(q: float, sigma: float, lam: int) -> float:
     """α(λ) = ln E_{z~μ0}[(μ(z)/μ0(z))^{λ+1}], μ0 = N(0, σ²), μ = (1 − q)μ0 + q·N(1, σ²), by the binomial
     expansion E_{μ0}[e^{k(2z−1)/(2σ²)}] = e^{(k²−k)/(2σ²)} (Abadi et al. 2016, Sec. 3.2), independent of dpbench."""
     k = np.arange(lam + 2)
-    return float(np.log(np.sum(comb(lam + 1, k) * (1 - q) ** (lam + 1 - k) * q**k * np.exp((k * k - k) / (2 * sigma**2)))))
+    return float(
+        np.log(np.sum(comb(lam + 1, k) * (1 - q) ** (lam + 1 - k) * q**k * np.exp((k * k - k) / (2 * sigma**2))))
+    )
 
 
 # ----------------------------------------------------------------------------------- modes
@@ -120,8 +122,9 @@ def test_authors_code_dp_sgd_steps_on_b_distinct_rows_without_the_regulariser(mo
 
     monkeypatch.setattr(problem, "clipped_gradient_sum", spy)
     monkeypatch.setattr(dp_sgd_module, "gaussian_fixed_batch_priced_as_poisson", lambda value, **_: value)
-    fitted = _fit("dp_sgd", {"noise": "fixed", "fidelity": "authors_code", "max_iterations": 2}, problem,
-                  Ledger(4.0, 1e-5, "rdp"))
+    fitted = _fit(
+        "dp_sgd", {"noise": "fixed", "fidelity": "authors_code", "max_iterations": 2}, problem, Ledger(4.0, 1e-5, "rdp")
+    )
     assert [len(b) for b in batches] == [30, 30] and all(len(np.unique(b)) == 30 for b in batches)
     w = np.zeros(problem.dim)
     for rows in batches:
@@ -131,13 +134,27 @@ def test_authors_code_dp_sgd_steps_on_b_distinct_rows_without_the_regulariser(mo
 
 def test_the_fixed_batch_mechanism_charges_the_poisson_event():
     ledger = Ledger(1.0, 1e-5, "rdp")
-    out = gaussian_fixed_batch_priced_as_poisson(np.zeros(3), sensitivity=2.0, noise_multiplier=4.0, batch_size=5,
-                                                 population=50, rng=np.random.default_rng(0), ledger=ledger)
+    out = gaussian_fixed_batch_priced_as_poisson(
+        np.zeros(3),
+        sensitivity=2.0,
+        noise_multiplier=4.0,
+        batch_size=5,
+        population=50,
+        rng=np.random.default_rng(0),
+        ledger=ledger,
+    )
     assert ledger.entries[0].event == PoissonSampledEvent(0.1, GaussianEvent(4.0))
     np.testing.assert_array_equal(out, np.random.default_rng(0).normal(0.0, 8.0, size=3))
     with pytest.raises(ValueError, match="batch_size \\(51\\) exceeds population \\(50\\)"):
-        gaussian_fixed_batch_priced_as_poisson(np.zeros(3), sensitivity=1.0, noise_multiplier=4.0, batch_size=51,
-                                               population=50, rng=np.random.default_rng(0), ledger=ledger)
+        gaussian_fixed_batch_priced_as_poisson(
+            np.zeros(3),
+            sensitivity=1.0,
+            noise_multiplier=4.0,
+            batch_size=51,
+            population=50,
+            rng=np.random.default_rng(0),
+            ledger=ledger,
+        )
 
 
 # ----------------------------------------------------------------------------------- PrivGene's budget split
@@ -167,7 +184,9 @@ def test_authors_code_privgene_scores_without_the_regulariser():
         method = make_algorithm("privgene", {"fidelity": fidelity})
         ledger = Ledger(0.8, DELTA, method.accountant)
         final[fidelity] = method.fit(problem, ledger, np.random.default_rng(2), Tracer(problem, ledger)).info
-    assert final["authors_code"]["final_sensitivity"] == pytest.approx(2 * final["authors_code"]["final_mutation_scale"])
+    assert final["authors_code"]["final_sensitivity"] == pytest.approx(
+        2 * final["authors_code"]["final_mutation_scale"]
+    )
     assert final["correct"]["final_sensitivity"] > 2 * final["correct"]["final_mutation_scale"]
 
 
@@ -212,5 +231,7 @@ def test_the_leaderboard_ranks_neither_authors_code_run(rows):
     table = pd.concat([rows["dp_sgd", "authors_code"], rows["privgene", "authors_code"]], ignore_index=True)
     ranks = cell_statistics(table).set_index("algorithm")["rank"]
     assert ranks.isna().all()
-    ranks = cell_statistics(pd.concat([rows["dp_sgd", "correct"], rows["privgene", "authors_code"]])).set_index("algorithm")["rank"]
+    ranks = cell_statistics(pd.concat([rows["dp_sgd", "correct"], rows["privgene", "authors_code"]])).set_index(
+        "algorithm"
+    )["rank"]
     assert ranks["dp_sgd"] == 1.0 and math.isnan(ranks["privgene"])

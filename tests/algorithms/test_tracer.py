@@ -44,7 +44,9 @@ def test_without_a_share_the_cadence_is_about_max_points():
     problem = _problem()
     ledger = Ledger(1e3, 1e-8, RDPAccountant())
     tracer = Tracer(problem, ledger)
-    DPSGD(noise="fixed", noise_multiplier=1.0, batch_size=40, max_iterations=2000).fit(problem, ledger, np.random.default_rng(0), tracer)
+    DPSGD(noise="fixed", noise_multiplier=1.0, batch_size=40, max_iterations=2000).fit(
+        problem, ledger, np.random.default_rng(0), tracer
+    )
     assert tracer.every == 10 and len(tracer.rows) == 201
 
 

@@ -16,8 +16,11 @@ def _table(out: str) -> str:
 
 
 def test_module_runs_prints_the_table_and_writes_parquet(cli, tmp_path):
-    result = cli(["--n", "20000", "--targets", "laplace,control_laplace_halved_noise", "--out", "r.parquet"], tmp_path,
-                 module="dpbench.audit")
+    result = cli(
+        ["--n", "20000", "--targets", "laplace,control_laplace_halved_noise", "--out", "r.parquet"],
+        tmp_path,
+        module="dpbench.audit",
+    )
     assert result.returncode == 0, result.stderr
     header = result.stdout.splitlines()[0].split()
     assert header[:2] == ["mechanism", "claimed"] and "verdict" in header
@@ -31,11 +34,14 @@ def test_list_names_every_target_and_control(capsys):
     assert audit_cli.main(["--list"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in [*suite.TARGETS, *suite.CONTROLS])
-    coverage = out[out.index("private algorithms and the targets auditing their releases"):].splitlines()[1:]
+    coverage = out[out.index("private algorithms and the targets auditing their releases") :].splitlines()[1:]
     listed = {line.split()[0]: line.split(None, 1)[1] for line in coverage}
     private = {name for name, cls in ALGORITHMS.items() if cls.private}
     assert set(listed) == private  # every private algorithm, each with at least one target of the suite
-    assert all(any(target in suite.TARGETS for target in text.split("; not audited")[0].split(", ")) for text in listed.values())
+    assert all(
+        any(target in suite.TARGETS for target in text.split("; not audited")[0].split(", "))
+        for text in listed.values()
+    )
 
 
 def test_a_violating_target_exits_1(monkeypatch, capsys):

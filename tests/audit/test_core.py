@@ -64,8 +64,12 @@ def test_bonferroni_level_covers_the_registry():
 
 def test_event_choice_for_discrete_scalar_and_vector_outputs():
     rng = np.random.default_rng(0)
-    discrete = choose_event(rng.choice(4, 5000, p=[0.1, 0.3, 0.3, 0.3]), rng.choice(4, 5000, p=[0.4, 0.2, 0.2, 0.2]),
-                            delta=0.0, confidence=0.99)
+    discrete = choose_event(
+        rng.choice(4, 5000, p=[0.1, 0.3, 0.3, 0.3]),
+        rng.choice(4, 5000, p=[0.4, 0.2, 0.2, 0.2]),
+        delta=0.0,
+        confidence=0.99,
+    )
     assert discrete.swap and discrete.contains(np.array([0, 1])).tolist() == [True, False]
     scalar = choose_event(rng.normal(0, 1, 20_000), rng.normal(1, 1, 20_000), delta=0.0, confidence=0.99)
     tail = np.array([3.0]) if scalar.swap else np.array([-3.0])  # the Gaussian pair is symmetric: either tail

@@ -25,8 +25,9 @@ def _twin(control: str):
     """The control's target with the published count's column left out, and the control itself."""
     target = build(control)
     sample = target.sample
-    return dataclasses.replace(target, name=f"{control}_twin", statistic=None,
-                               sample=lambda side, n, rng: sample(side, n, rng)[:, :-1]), target
+    return dataclasses.replace(
+        target, name=f"{control}_twin", statistic=None, sample=lambda side, n, rng: sample(side, n, rng)[:, :-1]
+    ), target
 
 
 @pytest.mark.parametrize(("control", "floor"), [("control_publish_batch_size", 0.4), ("control_publish_trials", 1.25)])

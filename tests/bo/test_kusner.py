@@ -115,8 +115,13 @@ def test_v_tilde_audit_on_a_neighbouring_pair_at_the_sensitivity_bound():
     base = _problem()
     method = KusnerAlg1(iterations=4, gamma_t=1.0)
     delta_v = alg1_value_sensitivity(4, 16, 0.5e-5, method.k1, method.noise_variance, 1.0)
-    run = gp_ucb(base.gains, kernel_matrix(base.points, base.points, kernel="squared_exponential", length_scale=0.2),
-                 iterations=4, delta=0.5e-5, noise_variance=method.noise_variance)
+    run = gp_ucb(
+        base.gains,
+        kernel_matrix(base.points, base.points, kernel="squared_exponential", length_scale=0.2),
+        iterations=4,
+        delta=0.5e-5,
+        noise_variance=method.noise_variance,
+    )
     neighbour = BOProblem(base.gains.copy(), base.points, base.hyperparameters, 1000, 1.0)
     neighbour.gains[run.indices] += delta_v  # the same path (UCB is shift-sensitive, so we check it), v*′ = v* + Δ_v
     v, _ = _released_values(base, 30_000, eps_total, seed=1)
@@ -124,8 +129,9 @@ def test_v_tilde_audit_on_a_neighbouring_pair_at_the_sensitivity_bound():
     v_star, v_star_prime = base.gains[run.indices].max(), neighbour.gains[run.indices].max()
     assert v_star_prime - v_star == pytest.approx(delta_v, rel=1e-12)
     threshold = v_star_prime  # S = {ṽ ≥ v*′}: the likelihood ratio there is exactly e^ε
-    bound = epsilon_lower_bound(int((v_prime >= threshold).sum()), v_prime.size, int((v >= threshold).sum()), v.size,
-                                confidence=0.99)
+    bound = epsilon_lower_bound(
+        int((v_prime >= threshold).sum()), v_prime.size, int((v >= threshold).sum()), v.size, confidence=0.99
+    )
     assert bound <= 1.0
     assert bound >= 0.85
 
@@ -139,20 +145,27 @@ def test_a_run_charges_two_releases_of_half_the_budget_and_alg3_one_pure_release
         assert ledger.eps_spent == pytest.approx(1.0) and release.index is not None
         assert release.info["laplace_scale"] == pytest.approx(release.info["value_sensitivity"] / 0.5)
     ledger = Ledger(1.0, 1e-5, "approx")
-    release = KusnerAlg3(iterations=5).release(problem, epsilon=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=ledger)
+    release = KusnerAlg3(iterations=5).release(
+        problem, epsilon=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=ledger
+    )
     assert [e.event for e in ledger.entries] == [LaplaceEvent(1.0)] and release.index is None  # Lap(Δ/ε): ε-DP
     lambdas = [h["lambda"] for h in problem.hyperparameters]
     assert release.info["value_sensitivity"] == pytest.approx(
-        alg3_value_sensitivity(1.0, 1000, min(lambdas), max(lambdas), 1.0), rel=1e-14)
+        alg3_value_sensitivity(1.0, 1000, min(lambdas), max(lambdas), 1.0), rel=1e-14
+    )
 
 
 def test_alg2_releases_the_best_of_steps_2_to_T_and_alg1_uses_the_greedy_information_gain_bound():
     problem = _problem()
     method = KusnerAlg2(iterations=6)
-    release = method.release(problem, epsilon=1e6, delta=1e-5, rng=np.random.default_rng(0), ledger=Ledger(1e6, 1e-5, "approx"))
+    release = method.release(
+        problem, epsilon=1e6, delta=1e-5, rng=np.random.default_rng(0), ledger=Ledger(1e6, 1e-5, "approx")
+    )
     assert release.best_observed == release.run.values[1:].max()
     alg1 = KusnerAlg1(iterations=6)
-    release = alg1.release(problem, epsilon=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=Ledger(1.0, 1e-5, "approx"))
+    release = alg1.release(
+        problem, epsilon=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=Ledger(1.0, 1e-5, "approx")
+    )
     K = kernel_matrix(problem.points, problem.points, kernel="squared_exponential", length_scale=0.2)
     assert release.info["gamma_t"] == pytest.approx(max_information_gain_bound(K, 6, alg1.noise_variance))
 
@@ -161,25 +174,49 @@ def test_alg3_refuses_rows_that_are_not_unit_bounded():
     problem = BOProblem(*_problem().__dict__.values())
     bad = BOProblem(problem.gains, problem.points, problem.hyperparameters, 1000, row_norm=2.0)
     with pytest.raises(ValueError, match="1-Lipschitz"):
-        KusnerAlg3().release(bad, epsilon=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=Ledger(1.0, 1e-5, "approx"))
+        KusnerAlg3().release(
+            bad, epsilon=1.0, delta=1e-5, rng=np.random.default_rng(0), ledger=Ledger(1.0, 1e-5, "approx")
+        )
 
 
 # ------------------------------------------------------------------ config
-SMALL = ("model=bo", "dataset=synthetic_logreg", "dataset.n=1500", "dataset.d=5", "bo.n_candidates=12",
-         "bo.train_size=300", "bo.test_size=300", "bo.pool_size=800", "bo.validation_size=200", "progress=false")
+SMALL = (
+    "model=bo",
+    "dataset=synthetic_logreg",
+    "dataset.n=1500",
+    "dataset.d=5",
+    "bo.n_candidates=12",
+    "bo.train_size=300",
+    "bo.test_size=300",
+    "bo.pool_size=800",
+    "bo.validation_size=200",
+    "progress=false",
+)
 
 
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        (("algorithm=kusner_alg1", "model=logreg"), r"model=logreg does not fit algorithm=kusner_alg1, which needs kusner_bo's model=bo"),
+        (
+            ("algorithm=kusner_alg1", "model=logreg"),
+            r"model=logreg does not fit algorithm=kusner_alg1, which needs kusner_bo's model=bo",
+        ),
         (("model=bo",), r"model=bo does not fit algorithm=dp_blsgd"),
-        (("algorithm=kusner_alg3", "bo.target=svm_rbf"), r"algorithm kusner_alg3 cannot tune bo.target=svm_rbf; it supports bo.target=logreg"),
-        (("model=bo", "algorithm=kusner_alg1", "bo.target=forest"), r"bo.target must be one of svm_rbf, logreg, got 'forest'"),
+        (
+            ("algorithm=kusner_alg3", "bo.target=svm_rbf"),
+            r"algorithm kusner_alg3 cannot tune bo.target=svm_rbf; it supports bo.target=logreg",
+        ),
+        (
+            ("model=bo", "algorithm=kusner_alg1", "bo.target=forest"),
+            r"bo.target must be one of svm_rbf, logreg, got 'forest'",
+        ),
         (("model=bo", "algorithm=kusner_alg1", "+bo.folds=3"), r"bo.folds is not a bo setting"),
         (("model=bo", "algorithm=kusner_alg1", "bo.validation_size=20000"), r"bo.pool_size \(20000\) must exceed"),
         (("model=bo", "algorithm=kusner_alg1", "algorithm.k1=1.0"), r"k1 must be in \[0, 1\), got 1.0"),
-        (("model=bo", "algorithm=kusner_alg1", "algorithm.gamma_t=-1"), r"gamma_t must be greedy_bound or a number > 0"),
+        (
+            ("model=bo", "algorithm=kusner_alg1", "algorithm.gamma_t=-1"),
+            r"gamma_t must be greedy_bound or a number > 0",
+        ),
         (("model=bo", "algorithm=kusner_alg3", "bo.target=logreg", "algorithm.gain=accuracy"), r"gain must be ramp"),
         (("model=bo", "algorithm=kusner_mtgp_likelihood", "algorithm.k1_values=[0.5,1.0]"), r"k1_values must be"),
     ],
@@ -195,10 +232,21 @@ def test_glm_config_hashes_do_not_change_with_the_bo_section(compose_run_config)
 
 
 # ------------------------------------------------------------------ jobs
-@pytest.mark.parametrize("algorithm, target", [("kusner_alg1", "svm_rbf"), ("kusner_alg2", "logreg"), ("kusner_alg3", "logreg")])
-def test_a_tuning_job_spends_its_budget_and_reports_release_and_reference(compose_run_config, tmp_path, algorithm, target):
-    cfg = compose_run_config(*SMALL, f"algorithm={algorithm}", f"bo.target={target}", "reps=4", "privacy.eps=2",
-                             "algorithm.iterations=6", "trace.nonprivate=true")  # GP-UCB's path is never released
+@pytest.mark.parametrize(
+    "algorithm, target", [("kusner_alg1", "svm_rbf"), ("kusner_alg2", "logreg"), ("kusner_alg3", "logreg")]
+)
+def test_a_tuning_job_spends_its_budget_and_reports_release_and_reference(
+    compose_run_config, tmp_path, algorithm, target
+):
+    cfg = compose_run_config(
+        *SMALL,
+        f"algorithm={algorithm}",
+        f"bo.target={target}",
+        "reps=4",
+        "privacy.eps=2",
+        "algorithm.iterations=6",
+        "trace.nonprivate=true",
+    )  # GP-UCB's path is never released
     df = run_job(cfg, tmp_path)
     assert len(df) == 4 and (df["eps_spent"] <= 2.0).all() and (df["eps_spent"] >= 2.0 * (1 - 1e-12)).all()
     assert (df["delta_spent"] <= cfg.privacy.delta).all()
@@ -211,11 +259,15 @@ def test_a_tuning_job_spends_its_budget_and_reports_release_and_reference(compos
         assert df["released_index"].between(0, 11).all() and df["test_accuracy"].between(0, 1).all()
     assert df["validation_size"].eq(200).all() and df["rep"].tolist() == [0, 1, 2, 3]
     trace = pd.read_parquet(tmp_path / "trace.parquet")
-    default = compose_run_config(*SMALL, f"algorithm={algorithm}", f"bo.target={target}", "reps=4", "privacy.eps=2",
-                                 "algorithm.iterations=6")
+    default = compose_run_config(
+        *SMALL, f"algorithm={algorithm}", f"bo.target={target}", "reps=4", "privacy.eps=2", "algorithm.iterations=6"
+    )
     run_job(default, tmp_path / "default")
     assert pd.read_parquet(tmp_path / "default" / "trace.parquet").empty  # not written unless asked for
-    assert len(trace) == 4 * 6 and (trace.groupby("rep")["best_so_far"].last().values == df["value_best_observed"].values).all()
+    assert (
+        len(trace) == 4 * 6
+        and (trace.groupby("rep")["best_so_far"].last().values == df["value_best_observed"].values).all()
+    )
     again = run_job(cfg, tmp_path)  # finished: skipped, identical
     pd.testing.assert_frame_equal(again, df)
 
@@ -243,7 +295,9 @@ def test_a_job_that_overspends_is_refused_before_writing(compose_run_config, tmp
         return original(self, problem, epsilon=2 * epsilon, delta=delta, rng=rng, ledger=ledger)
 
     monkeypatch.setattr(KusnerAlg1, "release", overspend)
-    monkeypatch.setattr(job, "_ledger", lambda cfg, algorithm: Ledger(10 * cfg.privacy.eps, cfg.privacy.delta, "approx"))
+    monkeypatch.setattr(
+        job, "_ledger", lambda cfg, algorithm: Ledger(10 * cfg.privacy.eps, cfg.privacy.delta, "approx")
+    )
     with pytest.raises(PrivacyViolation, match=r"spent \(ε, δ\) = \(0\.6"):
         run_job(cfg, tmp_path)
     assert not (tmp_path / "results.parquet").exists()
@@ -263,9 +317,20 @@ def test_fig1_study_writes_one_row_per_k1_and_the_likelihood_favours_large_k1(co
 def test_svm_tuning_on_adult_a9a_sparse_rows(shared_data, compose_run_config, tmp_path):
     """Alg. 1 on the real a9a rows (sparse, 124 columns): 8 RBF SVMs on 300 rows, V of 500 pool rows."""
     root = shared_data("adult_a9a/a9a.gz", "adult_a9a/a9a.t.gz")
-    cfg = compose_run_config("model=bo", "algorithm=kusner_alg1", "dataset=adult", f"data_dir={root}",
-                             "bo.n_candidates=8", "bo.train_size=300", "bo.test_size=500", "bo.pool_size=1000",
-                             "bo.validation_size=500", "algorithm.iterations=5", "reps=2", "progress=false")
+    cfg = compose_run_config(
+        "model=bo",
+        "algorithm=kusner_alg1",
+        "dataset=adult",
+        f"data_dir={root}",
+        "bo.n_candidates=8",
+        "bo.train_size=300",
+        "bo.test_size=500",
+        "bo.pool_size=1000",
+        "bo.validation_size=500",
+        "algorithm.iterations=5",
+        "reps=2",
+        "progress=false",
+    )
     df = run_job(cfg, tmp_path)
     assert len(df) == 2 and (df["eps_spent"] <= 1.0).all() and df["dataset"].eq("adult").all()
     assert df["gain_best"].between(0.70, 0.95).all()  # Adult's majority rate is 0.76; a 300-row SVM reaches ~0.8
@@ -273,17 +338,33 @@ def test_svm_tuning_on_adult_a9a_sparse_rows(shared_data, compose_run_config, tm
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("preset, figure", [("kusner_fig1", "kusner.fig1"), ("kusner_utility", "kusner.utility"),
-                                            ("kusner_utility_logreg", "kusner.utility")])
+@pytest.mark.parametrize(
+    "preset, figure",
+    [("kusner_fig1", "kusner.fig1"), ("kusner_utility", "kusner.utility"), ("kusner_utility_logreg", "kusner.utility")],
+)
 def test_presets_run_ci_sized_on_synthetic_data_and_plot(cli, tmp_path, preset, figure):
     """Each preset through the CLI on synthetic_logreg, shrunk through config only, then dpbench-plot."""
     sweep = tmp_path / "s"
-    sizes = ["bo.validation_size=200,400"] if preset == "kusner_fig1" else ["bo.validation_size=500", "privacy.eps=0.5,5"]
+    sizes = (
+        ["bo.validation_size=200,400"] if preset == "kusner_fig1" else ["bo.validation_size=500", "privacy.eps=0.5,5"]
+    )
     result = cli(
-        ["-m", f"experiment={preset}", "dataset=synthetic_logreg", "dataset.n=3000", "dataset.d=5",
-         "bo.n_candidates=16", "bo.train_size=300", "bo.test_size=500", "bo.pool_size=1000", "reps=3",
-         "algorithm.n_sets=10" if preset == "kusner_fig1" else "algorithm.iterations=8", *sizes,
-         f"hydra.sweep.dir={sweep}", "progress=false"],
+        [
+            "-m",
+            f"experiment={preset}",
+            "dataset=synthetic_logreg",
+            "dataset.n=3000",
+            "dataset.d=5",
+            "bo.n_candidates=16",
+            "bo.train_size=300",
+            "bo.test_size=500",
+            "bo.pool_size=1000",
+            "reps=3",
+            "algorithm.n_sets=10" if preset == "kusner_fig1" else "algorithm.iterations=8",
+            *sizes,
+            f"hydra.sweep.dir={sweep}",
+            "progress=false",
+        ],
         tmp_path,
     )
     assert result.returncode == 0, result.stderr[-3000:]

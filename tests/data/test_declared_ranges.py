@@ -128,7 +128,9 @@ def test_no_declared_bound_is_a_files_extreme_unless_its_source_names_that_value
                 reached.add((table, key, "low"))
             if declared.high == values.max():
                 reached.add((table, key, "high"))
-    assert not reached - set(REACHED), f"bounds equal to the file's extreme with no source naming them: {reached - set(REACHED)}"
+    assert not reached - set(REACHED), (
+        f"bounds equal to the file's extreme with no source naming them: {reached - set(REACHED)}"
+    )
     assert not set(REACHED) - reached, f"REACHED lists bounds the files no longer reach: {set(REACHED) - reached}"
 
 
@@ -144,7 +146,9 @@ def test_adults_review_bounds_are_replaced_by_documented_limits(shared_data):
     assert adult["capital-loss"].max() == 4_356 and (adult["capital-loss"] == 4_356).sum() == 3
     assert fnlwgt.bounds == (0.0, 300_000_000.0) and "US population" in fnlwgt.source
     assert loss.bounds == (0.0, 99_999.0) and "five-digit field" in loss.source
-    assert 1_490_400 / fnlwgt.high == pytest.approx(0.005, abs=5e-4) and 4_356 / loss.high == pytest.approx(0.044, abs=5e-4)
+    assert 1_490_400 / fnlwgt.high == pytest.approx(0.005, abs=5e-4) and 4_356 / loss.high == pytest.approx(
+        0.044, abs=5e-4
+    )
 
 
 @pytest.mark.data

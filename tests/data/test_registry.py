@@ -15,7 +15,17 @@ CONF = Path(__file__).resolve().parents[2] / "conf" / "dataset"
 
 
 def test_names():
-    assert DATASET_NAMES == ("adult", "bank", "ipums_br", "ipums_us", "synthetic_logreg", "synthetic_svm", "rcv1", "epsilon", "covtype")
+    assert DATASET_NAMES == (
+        "adult",
+        "bank",
+        "ipums_br",
+        "ipums_us",
+        "synthetic_logreg",
+        "synthetic_svm",
+        "rcv1",
+        "epsilon",
+        "covtype",
+    )
     assert set(SCHEMAS) == set(DATASET_NAMES)
 
 

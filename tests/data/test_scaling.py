@@ -85,8 +85,9 @@ def test_onehot_columns_come_from_the_documentation_not_the_rows(name, shared_da
     that person is removed, and nobody else's features change; numerics use the declared ranges."""
     if name == "adult":
         path = "adult/adult.data.gz"
-        frame = pd.read_csv(shared_data(path) / path, header=None, names=census._ADULT_COLUMNS, skipinitialspace=True,
-                            na_values="?")
+        frame = pd.read_csv(
+            shared_data(path) / path, header=None, names=census._ADULT_COLUMNS, skipinitialspace=True, na_values="?"
+        )
         categories, numeric, ranges = census._ADULT_CATEGORIES, census._ADULT_NUMERIC, census._ADULT_RANGES
         row = int(np.flatnonzero(frame["native-country"] == "Holand-Netherlands")[0])
     else:
@@ -95,7 +96,9 @@ def test_onehot_columns_come_from_the_documentation_not_the_rows(name, shared_da
         categories, numeric, ranges = census._BANK_CATEGORIES, census._BANK_NUMERIC, census._BANK_RANGES
         row = int(frame["previous"].idxmax())
     (full,), names = onehot_encode([frame], categories, numeric, ranges)
-    (without,), names_without = onehot_encode([frame.drop(index=row).reset_index(drop=True)], categories, numeric, ranges)
+    (without,), names_without = onehot_encode(
+        [frame.drop(index=row).reset_index(drop=True)], categories, numeric, ranges
+    )
     assert names == names_without
     assert np.array_equal(np.delete(full, row, axis=0), without)
 

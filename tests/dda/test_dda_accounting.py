@@ -54,42 +54,98 @@ def test_simulator_follows_a_given_schedule():
     features, labels = rng.normal(size=(60, 4)), np.where(rng.random(60) < 0.5, -1.0, 1.0)
     rows = split_rows(60, 5, np.random.default_rng(1))
     schedule = edge_schedule(5, 2, 30, np.random.default_rng(2))
-    sim = DDASimulator(features, labels, rows, regulariser="l2", strength=0.01, sigma=0.5, iterations=30,
-                       rng=np.random.default_rng(3), n_edges=2, schedule_edges=schedule)
+    sim = DDASimulator(
+        features,
+        labels,
+        rows,
+        regulariser="l2",
+        strength=0.01,
+        sigma=0.5,
+        iterations=30,
+        rng=np.random.default_rng(3),
+        n_edges=2,
+        schedule_edges=schedule,
+    )
     for t in range(30):
         np.testing.assert_array_equal(sim.step(), np.unique(schedule[t]))
     with pytest.raises(ValueError, match=r"schedule_edges must have shape \(iterations, n_edges, 2\) = \(30, 1, 2\)"):
-        DDASimulator(features, labels, rows, regulariser="l2", strength=0.01, sigma=0.5, iterations=30,
-                     rng=np.random.default_rng(3), n_edges=1, schedule_edges=schedule)
+        DDASimulator(
+            features,
+            labels,
+            rows,
+            regulariser="l2",
+            strength=0.01,
+            sigma=0.5,
+            iterations=30,
+            rng=np.random.default_rng(3),
+            n_edges=1,
+            schedule_edges=schedule,
+        )
     repeated = schedule.copy()
     repeated[7, 1] = repeated[7, 0]
     with pytest.raises(ValueError, match="distinct edges within an iteration"):
-        DDASimulator(features, labels, rows, regulariser="l2", strength=0.01, sigma=0.5, iterations=30,
-                     rng=np.random.default_rng(3), n_edges=2, schedule_edges=repeated)
+        DDASimulator(
+            features,
+            labels,
+            rows,
+            regulariser="l2",
+            strength=0.01,
+            sigma=0.5,
+            iterations=30,
+            rng=np.random.default_rng(3),
+            n_edges=2,
+            schedule_edges=repeated,
+        )
     looped = schedule.copy()
     looped[3, 0] = [2, 2]
     with pytest.raises(ValueError, match="self-loop"):
-        DDASimulator(features, labels, rows, regulariser="l2", strength=0.01, sigma=0.5, iterations=30,
-                     rng=np.random.default_rng(3), n_edges=2, schedule_edges=looped)
+        DDASimulator(
+            features,
+            labels,
+            rows,
+            regulariser="l2",
+            strength=0.01,
+            sigma=0.5,
+            iterations=30,
+            rng=np.random.default_rng(3),
+            n_edges=2,
+            schedule_edges=looped,
+        )
     with pytest.raises(ValueError, match="no edge schedule"):
-        DDASimulator(features, labels, rows, regulariser="l2", strength=0.01, sigma=0.5, iterations=30,
-                     rng=np.random.default_rng(3), all_nodes=True, schedule_edges=schedule)
+        DDASimulator(
+            features,
+            labels,
+            rows,
+            regulariser="l2",
+            strength=0.01,
+            sigma=0.5,
+            iterations=30,
+            rng=np.random.default_rng(3),
+            all_nodes=True,
+            schedule_edges=schedule,
+        )
 
 
 def test_release_event_is_a_gaussian_of_sensitivity_2L_on_one_of_q_samples():
     assert release_event(3.0, lipschitz=1.5, q=100) == SampledWithoutReplacementEvent(1, 100, GaussianEvent(1.0))
 
 
-@pytest.mark.parametrize(("epsilon", "delta", "releases", "q"), [(0.8, 1e-5, 4_884, 1_628), (0.2, 1e-6, 500, 50), (1.0, 1e-5, 10, 1)])
+@pytest.mark.parametrize(
+    ("epsilon", "delta", "releases", "q"), [(0.8, 1e-5, 4_884, 1_628), (0.2, 1e-6, 500, 50), (1.0, 1e-5, 10, 1)]
+)
 def test_sigma_for_budget_is_the_smallest_sigma_the_ledger_accepts(epsilon, delta, releases, q):
     lipschitz = 1.3
     sigma = sigma_for_budget(epsilon, delta, releases=releases, lipschitz=lipschitz, q=q)
     ledger = Ledger(epsilon, delta, "rdp")
     ledger.charge(release_event(sigma, lipschitz=lipschitz, q=q), releases)
     assert epsilon * (1 - 1e-4) <= ledger.eps_spent <= epsilon
-    assert not Ledger(epsilon, delta, "rdp").can_afford(release_event(sigma * (1 - 1e-5), lipschitz=lipschitz, q=q), releases)
+    assert not Ledger(epsilon, delta, "rdp").can_afford(
+        release_event(sigma * (1 - 1e-5), lipschitz=lipschitz, q=q), releases
+    )
     # the spend is the closed chain: releases × WBK19 Thm 9 curve, converted at δ
-    curve = releases * rdp_sampled_without_replacement(1 / q, lambda ls: rdp_gaussian(sigma / (2 * lipschitz), ls), DEFAULT_ORDERS)
+    curve = releases * rdp_sampled_without_replacement(
+        1 / q, lambda ls: rdp_gaussian(sigma / (2 * lipschitz), ls), DEFAULT_ORDERS
+    )
     assert ledger.eps_spent == pytest.approx(eps_from_rdp(DEFAULT_ORDERS, curve, delta)[0], rel=1e-12)
 
 

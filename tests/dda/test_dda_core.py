@@ -82,7 +82,7 @@ def test_edges_are_uniform_and_iota_is_the_expected_active_fraction():
     rng = np.random.default_rng(7)
     counts = np.zeros((n, n), dtype=int)
     for _ in range(draws):
-        (i, j), = sample_edges(n, 1, rng)
+        ((i, j),) = sample_edges(n, 1, rng)
         counts[i, j] += 1
     assert chisquare(counts[np.triu_indices(n, 1)]).pvalue > LEVEL  # 190 edges, uniform
     assert activation_probability(20, 1) == pytest.approx(0.1, abs=1e-15)
@@ -134,10 +134,18 @@ def _brute_l1(z, weight, gamma, phi):
         u, v = uv[:m], uv[m:]
         x = u - v
         g = z + gamma * x
-        return z @ x + weight * phi * (u.sum() + v.sum()) + gamma / 2 * x @ x, np.concatenate((g + weight * phi, -g + weight * phi))
+        return z @ x + weight * phi * (u.sum() + v.sum()) + gamma / 2 * x @ x, np.concatenate(
+            (g + weight * phi, -g + weight * phi)
+        )
 
-    res = minimize(fun, np.zeros(2 * m), jac=True, method="L-BFGS-B", bounds=[(0, None)] * (2 * m),
-                   options={"ftol": 1e-15, "gtol": 1e-12})
+    res = minimize(
+        fun,
+        np.zeros(2 * m),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0, None)] * (2 * m),
+        options={"ftol": 1e-15, "gtol": 1e-12},
+    )
     return res.x[:m] - res.x[m:]
 
 
@@ -146,13 +154,17 @@ def test_prox_closed_forms_equal_brute_force_minimisation():
     for _ in range(20):
         z = rng.normal(0, 3, size=6)
         weight, gamma, strength = rng.uniform(0.1, 5), rng.uniform(0.1, 3), rng.uniform(0.05, 2)
-        np.testing.assert_allclose(prox_l2(z, weight=weight, gamma=gamma, mu=strength),
-                                   _brute_l2(z, weight, gamma, strength), atol=1e-6)
-        np.testing.assert_allclose(prox_l1(z, weight=weight, gamma=gamma, phi=strength),
-                                   _brute_l1(z, weight, gamma, strength), atol=1e-6)
+        np.testing.assert_allclose(
+            prox_l2(z, weight=weight, gamma=gamma, mu=strength), _brute_l2(z, weight, gamma, strength), atol=1e-6
+        )
+        np.testing.assert_allclose(
+            prox_l1(z, weight=weight, gamma=gamma, phi=strength), _brute_l1(z, weight, gamma, strength), atol=1e-6
+        )
     rows = rng.normal(0, 3, size=(4, 6))  # vectorised over rows: each row is its own problem
-    np.testing.assert_array_equal(prox_l1(rows, weight=2.0, gamma=0.5, phi=1.0),
-                                  np.array([prox_l1(r, weight=2.0, gamma=0.5, phi=1.0) for r in rows]))
+    np.testing.assert_array_equal(
+        prox_l1(rows, weight=2.0, gamma=0.5, phi=1.0),
+        np.array([prox_l1(r, weight=2.0, gamma=0.5, phi=1.0) for r in rows]),
+    )
     assert np.all(prox_l1(rows, weight=2.0, gamma=0.5, phi=1.0)[np.abs(rows) <= 2.0] == 0)
     with pytest.raises(ValueError, match="gamma must be a finite number > 0, got 0"):
         prox_l1(rows, weight=1.0, gamma=0, phi=1.0)
@@ -231,8 +243,14 @@ def _l2_svm_optimum(x, y, mu):
         v = b.T @ alpha
         return v @ v / (2 * mu) - alpha.sum(), b @ v / mu - 1.0
 
-    res = minimize(negdual, np.zeros(n_rows), jac=True, method="L-BFGS-B", bounds=[(0, 1 / n_rows)] * n_rows,
-                   options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10_000})
+    res = minimize(
+        negdual,
+        np.zeros(n_rows),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0, 1 / n_rows)] * n_rows,
+        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10_000},
+    )
     w = b.T @ res.x / mu
     primal = np.maximum(0, 1 - b @ w).mean() + mu / 2 * w @ w
     return primal, primal + res.fun
@@ -246,8 +264,19 @@ def test_noiseless_l2_svm_converges_to_the_optimum(gossip):
     assert 0 <= gap < 1e-8  # F* is exact to 1e-8, far below the tolerance tested below
     objective = lambda w: np.maximum(0, 1 - y * (x @ w)).mean() + mu / 2 * w @ w
     rows = np.arange(200).reshape(10, 20)  # n = 10 nodes, q = 20
-    res = run_dda(x, y, rows, regulariser="l2", strength=mu, sigma=0.0, iterations=20_000, schedule="l2",
-                  rng=np.random.default_rng(3), snapshot_every=2000, **gossip)
+    res = run_dda(
+        x,
+        y,
+        rows,
+        regulariser="l2",
+        strength=mu,
+        sigma=0.0,
+        iterations=20_000,
+        schedule="l2",
+        rng=np.random.default_rng(3),
+        snapshot_every=2000,
+        **gossip,
+    )
     assert res.iota == (1.0 if "all_nodes" in gossip else 0.2)  # one edge at n = 10: ι = 2/10
     gaps = np.array([objective(s) - f_star for s in res.snapshots])
     # F(mean x̃) − F* ≤ 2e-4 (F* ≈ 0.547, so 0.04% relative) after 20,000 iterations, down from the start
@@ -260,11 +289,27 @@ def test_noiseless_l1_svm_converges_to_the_lp_optimum():
     phi, n_rows, dim = 0.05, 200, 5
     # exact optimum: the LP min φ1ᵀ(u + v) + mean(s), s ≥ 1 − y_i x_iᵀ(u − v), u, v, s ≥ 0 (HiGHS, ~1e-9)
     b = y[:, None] * x
-    lp = linprog(np.concatenate((phi * np.ones(2 * dim), np.ones(n_rows) / n_rows)),
-                 A_ub=np.hstack((-b, b, -np.eye(n_rows))), b_ub=-np.ones(n_rows), bounds=(0, None), method="highs")
+    lp = linprog(
+        np.concatenate((phi * np.ones(2 * dim), np.ones(n_rows) / n_rows)),
+        A_ub=np.hstack((-b, b, -np.eye(n_rows))),
+        b_ub=-np.ones(n_rows),
+        bounds=(0, None),
+        method="highs",
+    )
     objective = lambda w: np.maximum(0, 1 - b @ w).mean() + phi * np.abs(w).sum()
-    res = run_dda(x, y, np.arange(n_rows).reshape(10, 20), regulariser="l1", strength=phi, sigma=0.0,
-                  iterations=10_000, schedule="l1", all_nodes=True, rng=np.random.default_rng(4), snapshot_every=1000)
+    res = run_dda(
+        x,
+        y,
+        np.arange(n_rows).reshape(10, 20),
+        regulariser="l1",
+        strength=phi,
+        sigma=0.0,
+        iterations=10_000,
+        schedule="l1",
+        all_nodes=True,
+        rng=np.random.default_rng(4),
+        snapshot_every=1000,
+    )
     gaps = np.array([objective(s) - lp.fun for s in res.snapshots])
     assert np.all(gaps > -1e-8) and gaps[-1] < 1e-3 and gaps[-1] < gaps[0]  # 0.2% of F* ≈ 0.49
 
@@ -285,17 +330,22 @@ def test_inactive_nodes_keep_their_state_and_active_ones_follow_eqs_5_and_6():
         active = sim.step()
         inactive = np.setdiff1d(np.arange(20), active)
         assert 2 <= active.size <= 4 and sim.t == t + 1
-        assert np.array_equal(sim.z[inactive], z_before[inactive]) and np.array_equal(sim.x[inactive], x_before[inactive])
+        assert np.array_equal(sim.z[inactive], z_before[inactive]) and np.array_equal(
+            sim.x[inactive], x_before[inactive]
+        )
         # the step by the book, with the n × n W^(t) and the same draws (edges, ξ, ν in that order):
         w = metropolis_matrix(20, sample_edges(20, 2, replay))
         assert np.array_equal(np.flatnonzero(np.diag(w) < 1), active)
         zeta = np.zeros((20, 6))
-        zeta[active] = noisy_subgradients(x, y, rows[active, replay.integers(20, size=active.size)], x_before[active],
-                                          sigma=0.3, rng=replay)
+        zeta[active] = noisy_subgradients(
+            x, y, rows[active, replay.integers(20, size=active.size)], x_before[active], sigma=0.3, rng=replay
+        )
         eta = np.isin(np.arange(20), active)[:, None]
         np.testing.assert_allclose(sim.z, w @ (z_before + t * eta * zeta), rtol=1e-13, atol=1e-15)  # eq. (5), a_t = t
         # eq. (6) with ι·A_{t+1}, γ_{t+1}: A_{t+1} = (t+1)(t+2)/2, γ = 20
-        np.testing.assert_allclose(sim.x[active], -sim.z[active] / (sim.iota * (t + 1) * (t + 2) / 2 * 0.05 + 20), rtol=1e-14)
+        np.testing.assert_allclose(
+            sim.x[active], -sim.z[active] / (sim.iota * (t + 1) * (t + 2) / 2 * 0.05 + 20), rtol=1e-14
+        )
     with pytest.raises(ValueError, match="horizon iterations = 300 is reached"):
         for _ in range(300):
             sim.step()
@@ -315,8 +365,18 @@ def test_lazy_weighted_averages_equal_the_eager_definition():
             np.testing.assert_allclose(sim.mean_average(), eager.mean(axis=0), rtol=1e-12, atol=1e-15)
             iterates.append(sim.x.copy())
     # run_dda = the same steps, with n⁻¹ Σ_i x̃_i^(t) recorded every 20 iterations
-    res = run_dda(x, y, rows, regulariser="l2", strength=0.05, sigma=0.3, iterations=60, rng=np.random.default_rng(9),
-                  n_edges=1, snapshot_every=20)
+    res = run_dda(
+        x,
+        y,
+        rows,
+        regulariser="l2",
+        strength=0.05,
+        sigma=0.3,
+        iterations=60,
+        rng=np.random.default_rng(9),
+        n_edges=1,
+        snapshot_every=20,
+    )
     sim, means = _simulator(x, y, rows, seed=9, iterations=60, n_edges=1), []
     for t in range(1, 61):
         sim.step()
@@ -332,7 +392,13 @@ def test_sparse_and_dense_inputs_give_identical_runs():
     rows = split_rows(300, 20, np.random.default_rng(1))
     for kw in ({"n_edges": 2}, {"all_nodes": True}, {"regulariser": "l1", "schedule": "l1"}):
         results = []
-        for features in (x, sp.csr_array(x), sp.csc_matrix(x), x.astype(np.float32), sp.csr_array(x.astype(np.float32))):
+        for features in (
+            x,
+            sp.csr_array(x),
+            sp.csc_matrix(x),
+            x.astype(np.float32),
+            sp.csr_array(x.astype(np.float32)),
+        ):
             sim = _simulator(features, y, rows, seed=11, **kw)
             for _ in range(300):
                 sim.step()
@@ -373,8 +439,17 @@ def test_rcv1_sized_sparse_data_is_split_and_stepped_without_densifying():
     tracemalloc.start()
     try:
         rows = split_rows(n_rows, 20, np.random.default_rng(13))
-        sim = DDASimulator(features, labels, rows, regulariser="l2", strength=5e-4, sigma=1.0, iterations=5,
-                           rng=np.random.default_rng(14), n_edges=2)
+        sim = DDASimulator(
+            features,
+            labels,
+            rows,
+            regulariser="l2",
+            strength=5e-4,
+            sigma=1.0,
+            iterations=5,
+            rng=np.random.default_rng(14),
+            n_edges=2,
+        )
         active = sim.step()
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -408,8 +483,14 @@ def test_one_release_audit_stays_below_the_per_step_guarantee():
     def audit(noise: float, seed: int) -> float:
         hits = []
         for label, offset in ((1.0, 0), (-1.0, 1)):
-            zeta = noisy_subgradients([[lip]], [label], np.zeros(runs, dtype=int), np.zeros((runs, 1)), sigma=noise,
-                                      rng=np.random.default_rng(seed + offset))
+            zeta = noisy_subgradients(
+                [[lip]],
+                [label],
+                np.zeros(runs, dtype=int),
+                np.zeros((runs, 1)),
+                sigma=noise,
+                rng=np.random.default_rng(seed + offset),
+            )
             hits.append(int(np.sum(zeta[:, 0] < -noise)))
         return epsilon_lower_bound(hits[0], runs, hits[1], runs, delta=delta0, confidence=0.99)
 

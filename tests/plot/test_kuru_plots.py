@@ -26,8 +26,15 @@ def _gaps(method: str, T: int, c: float) -> list[float]:
     return [base, 3.0 * base]
 
 
-def _write_sweep(root, methods=("dp_gd", "dp_nag_opt"), Ts=(100, 200), cs=(0.1, 1.0), batch_size=None, gaps=_gaps,
-                 t_run=lambda method, T: T // 2 if method.endswith("_opt") else T):
+def _write_sweep(
+    root,
+    methods=("dp_gd", "dp_nag_opt"),
+    Ts=(100, 200),
+    cs=(0.1, 1.0),
+    batch_size=None,
+    gaps=_gaps,
+    t_run=lambda method, T: T // 2 if method.endswith("_opt") else T,
+):
     """One job directory per (method, T, c) with results.parquet (2 reps) and trace.parquet."""
     for j, (method, T, c) in enumerate((m, T, c) for m in methods for T in Ts for c in cs):
         job = root / str(j)
@@ -37,17 +44,35 @@ def _write_sweep(root, methods=("dp_gd", "dp_nag_opt"), Ts=(100, 200), cs=(0.1, 
         n_it = t_run(method, T)
         pd.DataFrame(
             {
-                "algorithm": method, "dataset": "synthetic_logreg", "eps": 1.0, "fold": 0, "rep": [0, 1],
-                "fstar": FSTAR, "n_iterations": n_it, "train_objective": [FSTAR + g for g in finals],
-                "params": params, "n_train": 1000,
+                "algorithm": method,
+                "dataset": "synthetic_logreg",
+                "eps": 1.0,
+                "fold": 0,
+                "rep": [0, 1],
+                "fstar": FSTAR,
+                "n_iterations": n_it,
+                "train_objective": [FSTAR + g for g in finals],
+                "params": params,
+                "n_train": 1000,
             }
         ).to_parquet(job / "results.parquet")
         rows = []
         for rep, final in enumerate(finals):
             t = np.arange(n_it + 1)
             gap = 10.0 * (final / 10.0) ** (t / n_it)  # geometric from 10 at t = 0 to the final gap
-            rows.append(pd.DataFrame({"fold": 0, "rep": rep, "iteration": t, "train_objective": FSTAR + gap,
-                                      "algorithm": method, "dataset": "synthetic_logreg", "eps": 1.0}))
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "fold": 0,
+                        "rep": rep,
+                        "iteration": t,
+                        "train_objective": FSTAR + gap,
+                        "algorithm": method,
+                        "dataset": "synthetic_logreg",
+                        "eps": 1.0,
+                    }
+                )
+            )
         pd.concat(rows).to_parquet(job / "trace.parquet")
     return root
 

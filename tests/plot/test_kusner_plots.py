@@ -29,13 +29,28 @@ def make_study(curve=increasing, sizes=SIZES, reps=2, gain_change=lambda size: 0
     frames = []
     for size in sizes:
         for rep, offset in zip(range(reps), (-1.0, 1.0) if reps == 2 else (0.0,)):
-            frames.append(pd.DataFrame({
-                "algorithm": "kusner_mtgp_likelihood", "dataset": dataset, "target": "svm_rbf", "gain": "accuracy",
-                "eps": 1.0, "validation_size": size, "rep": rep, "n_sets": 100, "k1": K1,
-                "log_likelihood": [curve(size, k) + offset for k in K1], "max_abs_gain_change": gain_change(size),
-                "mean_abs_gain_change": 0.1 / size, "gain_std_across_candidates": 0.05, "wall_time_s": 0.1,
-                "n_candidates": 100, "n_train": 2000,
-            }))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "algorithm": "kusner_mtgp_likelihood",
+                        "dataset": dataset,
+                        "target": "svm_rbf",
+                        "gain": "accuracy",
+                        "eps": 1.0,
+                        "validation_size": size,
+                        "rep": rep,
+                        "n_sets": 100,
+                        "k1": K1,
+                        "log_likelihood": [curve(size, k) + offset for k in K1],
+                        "max_abs_gain_change": gain_change(size),
+                        "mean_abs_gain_change": 0.1 / size,
+                        "gain_std_across_candidates": 0.05,
+                        "wall_time_s": 0.1,
+                        "n_candidates": 100,
+                        "n_train": 2000,
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -44,8 +59,14 @@ def default_gap(algorithm: str, eps: float) -> float:
     return 0.05 if eps < 1.0 else 0.0
 
 
-def make_tuning(algorithms=ALGS, eps_values=EPS, scale=lambda eps: 0.02 / eps, gap=default_gap,
-                targets=(("svm_rbf", "accuracy"),), dataset="adult"):
+def make_tuning(
+    algorithms=ALGS,
+    eps_values=EPS,
+    scale=lambda eps: 0.02 / eps,
+    gap=default_gap,
+    targets=(("svm_rbf", "accuracy"),),
+    dataset="adult",
+):
     """Alg. 1–3 rows, 4 reps per point: |ṽ − v*| = b·(1 + 0.1·SPREAD) with b = scale(ε), so its mean is b;
     gain(λ̃) = 0.84 − gap + 0.002·SPREAD; Alg. 3 has no λ̃ (NaN columns, released_index −1)."""
     frames = []
@@ -53,15 +74,38 @@ def make_tuning(algorithms=ALGS, eps_values=EPS, scale=lambda eps: 0.02 / eps, g
         b = scale(eps)
         no_lambda = algorithm == "kusner_alg3"
         released = np.full(4, np.nan) if no_lambda else 0.84 - gap(algorithm, eps) + 0.002 * SPREAD
-        frames.append(pd.DataFrame({
-            "algorithm": algorithm, "dataset": dataset, "target": target, "gain": gain, "eps": eps, "delta": 1e-5,
-            "eps_spent": eps, "rep": range(4), "n_candidates": 100, "iterations": 30, "validation_size": 1000,
-            "released_index": -1 if no_lambda else 7, "value_released": 0.84, "value_best_observed": 0.84,
-            "value_error": b * (1.0 + 0.1 * SPREAD), "gain_released": released, "gain_best_observed": 0.84,
-            "gain_best": 0.85, "suboptimality": 0.85 - released, "test_accuracy": released - 0.01,
-            "test_accuracy_best_observed": 0.83, "test_accuracy_best": 0.835, "laplace_scale": b,
-            "value_sensitivity": b * eps / 2, "eps_release": eps / 2, "wall_time_s": 0.1,
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "algorithm": algorithm,
+                    "dataset": dataset,
+                    "target": target,
+                    "gain": gain,
+                    "eps": eps,
+                    "delta": 1e-5,
+                    "eps_spent": eps,
+                    "rep": range(4),
+                    "n_candidates": 100,
+                    "iterations": 30,
+                    "validation_size": 1000,
+                    "released_index": -1 if no_lambda else 7,
+                    "value_released": 0.84,
+                    "value_best_observed": 0.84,
+                    "value_error": b * (1.0 + 0.1 * SPREAD),
+                    "gain_released": released,
+                    "gain_best_observed": 0.84,
+                    "gain_best": 0.85,
+                    "suboptimality": 0.85 - released,
+                    "test_accuracy": released - 0.01,
+                    "test_accuracy_best_observed": 0.83,
+                    "test_accuracy_best": 0.835,
+                    "laplace_scale": b,
+                    "value_sensitivity": b * eps / 2,
+                    "eps_release": eps / 2,
+                    "wall_time_s": 0.1,
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -235,10 +279,13 @@ def _write_sweep(df: pd.DataFrame, root, keys):
     return root
 
 
-@pytest.mark.parametrize("name, rows, keys", [
-    ("kusner.fig1", make_study(), ["validation_size"]),
-    ("kusner.utility", make_tuning(algorithms=ALGS[:2]), ["algorithm", "eps"]),
-])
+@pytest.mark.parametrize(
+    "name, rows, keys",
+    [
+        ("kusner.fig1", make_study(), ["validation_size"]),
+        ("kusner.utility", make_tuning(algorithms=ALGS[:2]), ["algorithm", "eps"]),
+    ],
+)
 def test_cli_writes_figure_and_summary_from_a_sweep(tmp_path, cli, name, rows, keys):
     sweep = _write_sweep(rows, tmp_path / "sweep", keys)
     result = cli([name, str(sweep), "--out", str(tmp_path / "f")], tmp_path, module="dpbench.plot")

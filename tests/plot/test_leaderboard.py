@@ -25,9 +25,17 @@ def _rows(means: dict[tuple[str, float, str], float], reps: int = 4, relation: s
     rows = []
     for (dataset, eps, algorithm), mean in means.items():
         for r in range(reps):
-            rows.append({"dataset": dataset, "eps": eps, "algorithm": algorithm, "test_accuracy": mean + (0.01 if r % 2 else -0.01),
-                         "private": algorithm not in ("nonprivate", "majority"), "neighbouring": relation,
-                         "config_hash": f"{algorithm}-{dataset}-{eps}"})
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "eps": eps,
+                    "algorithm": algorithm,
+                    "test_accuracy": mean + (0.01 if r % 2 else -0.01),
+                    "private": algorithm not in ("nonprivate", "majority"),
+                    "neighbouring": relation,
+                    "config_hash": f"{algorithm}-{dataset}-{eps}",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -59,7 +67,12 @@ def test_friedman_and_nemenyi_by_hand():
     """k = 4 methods, N = 6 cells; c and d swap places in dataset y. Demšar 2006: q_0.05(4) = 2.569,
     CD = 2.569·√(4·5/36) = 1.915; χ²_F = 12N/(k(k+1))·(Σ R_j² − k(k+1)²/4)."""
     test = rank_test(cell_statistics(_board(swap_cd_in_y=True)))
-    assert list(test["average_rank"].index) == ["a", "b", "c", "d"] or list(test["average_rank"].index) == ["a", "b", "d", "c"]
+    assert list(test["average_rank"].index) == ["a", "b", "c", "d"] or list(test["average_rank"].index) == [
+        "a",
+        "b",
+        "d",
+        "c",
+    ]
     assert test["average_rank"]["a"] == 1.0 and test["average_rank"]["c"] == test["average_rank"]["d"] == 3.5
     ranks = np.array([1.0, 2.0, 3.5, 3.5])
     chi2 = 12 * 6 / (4 * 5) * (np.sum(ranks**2) - 4 * 25 / 4)
@@ -97,8 +110,18 @@ def test_figure_draws_average_ranks():
 def test_cli_ranks_a_small_sweep(cli, tmp_path):
     """End to end: a 3-method × 2-ε sweep on small synthetic data, then dpbench-plot leaderboard."""
     sweep = tmp_path / "sweep"
-    run = cli(["-m", "algorithm=dp_sgd,dp_blgd,outpert_gd,nonprivate", "privacy.eps=0.5,2.0", "dataset.n=3000", "reps=2",
-               "progress=false", f"hydra.sweep.dir={sweep}"], tmp_path)
+    run = cli(
+        [
+            "-m",
+            "algorithm=dp_sgd,dp_blgd,outpert_gd,nonprivate",
+            "privacy.eps=0.5,2.0",
+            "dataset.n=3000",
+            "reps=2",
+            "progress=false",
+            f"hydra.sweep.dir={sweep}",
+        ],
+        tmp_path,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     plot = cli(["leaderboard", str(sweep), "--out", str(tmp_path / "f")], tmp_path, module="dpbench.plot")
     assert plot.returncode == 0, plot.stderr
@@ -127,7 +150,10 @@ def test_each_tuning_mode_is_ranked_apart_and_the_oracle_is_never_ranked():
     assert rank_test(cells)["mode"] == "private" and rank_test(cells, mode="fixed")["blocks"] == 6
     text = table(board)
     assert "tuning: private, fixed, oracle" in text
-    assert "| # | method | average rank (private) | within CD (private) | average rank (fixed) | within CD (fixed) |" in text
+    assert (
+        "| # | method | average rank (private) | within CD (private) | average rank (fixed) | within CD (fixed) |"
+        in text
+    )
     assert "| a | 0.880 | 0.900 | 0.910 | -0.020 | +0.030 | +0.010 | 6 |" in text  # what tuning costs
     assert "| method | ε = 0.1 private | ε = 0.1 fixed | ε = 0.1 oracle |" in text
     assert "0.910 ± 0.018 |" in text and "0.910 ± 0.018 (#" not in text  # the oracle cell has no rank
@@ -146,9 +172,21 @@ def test_ci_runs_the_leaderboard_preset_with_private_tuning_end_to_end(cli, tmp_
     """experiment=leaderboard, shrunk: synthetic data, 2 methods + references, 2 ε, E[K] = 2, 2 folds; then
     dpbench-plot leaderboard. Every row within budget; oracle rows marked; private rows paid for tuning."""
     sweep = tmp_path / "sweep"
-    run = cli(["-m", "experiment=leaderboard", "dataset=synthetic_logreg", "dataset.n=3000",
-               "algorithm=dp_sgd,outpert_gd,dp_gd,nonprivate", "privacy.eps=0.5,2.0", "cv.folds=2", "++tuning.trials_mean=2",
-               "progress=false", f"hydra.sweep.dir={sweep}"], tmp_path)
+    run = cli(
+        [
+            "-m",
+            "experiment=leaderboard",
+            "dataset=synthetic_logreg",
+            "dataset.n=3000",
+            "algorithm=dp_sgd,outpert_gd,dp_gd,nonprivate",
+            "privacy.eps=0.5,2.0",
+            "cv.folds=2",
+            "++tuning.trials_mean=2",
+            "progress=false",
+            f"hydra.sweep.dir={sweep}",
+        ],
+        tmp_path,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     rows = pd.concat([pd.read_parquet(p) for p in sweep.glob("*/results.parquet")], ignore_index=True)
     assert len(rows) == 4 * 2 * 3 * 2 and set(rows["tuning"]) == {"private", "fixed", "oracle"}
@@ -170,10 +208,20 @@ def test_the_papers_claims_are_checked_per_ranked_mode():
     computed from the rows of one tuning mode."""
     means = {}
     for e in (0.1, 1.6):
-        means.update({("x", e, "dp_agd"): 0.80, ("x", e, "dp_blsgd"): 0.82 if e == 0.1 else 0.78, ("x", e, "dp_blgd"): 0.85,
-                      ("x", e, "majority"): 0.75})
-        means.update({("x", e, m): 0.7 + 0.01 * i for i, m in enumerate(("dp_gd", "dp_hb", "dp_nag", "dp_masg", "dp_nag_opt",
-                                                                         "dp_masg_opt"))})
+        means.update(
+            {
+                ("x", e, "dp_agd"): 0.80,
+                ("x", e, "dp_blsgd"): 0.82 if e == 0.1 else 0.78,
+                ("x", e, "dp_blgd"): 0.85,
+                ("x", e, "majority"): 0.75,
+            }
+        )
+        means.update(
+            {
+                ("x", e, m): 0.7 + 0.01 * i
+                for i, m in enumerate(("dp_gd", "dp_hb", "dp_nag", "dp_masg", "dp_nag_opt", "dp_masg_opt"))
+            }
+        )
     text = "\n".join(claim_lines(_rows(means), "fixed"))
     assert "- dp_blsgd beats dp_agd in 1 of 2 settings: holds in part; not at x ε = 1.6 (0.780 vs 0.800)" in text
     assert "- dp_blgd beats dp_agd in 2 of 2 settings: holds" in text

@@ -38,8 +38,15 @@ def _finals(base: float, rel: float = 0.05) -> np.ndarray:
     return base * (1.0 + rel * SPREAD)
 
 
-def make_jobs(eps_values=EPS5, methods=(ONE, TWO, ALL), gap=paper_gap, acc=paper_acc, dataset="adult",
-              model="liu_l2_svm", trace_iota=True) -> Jobs:
+def make_jobs(
+    eps_values=EPS5,
+    methods=(ONE, TWO, ALL),
+    gap=paper_gap,
+    acc=paper_acc,
+    dataset="adult",
+    model="liu_l2_svm",
+    trace_iota=True,
+) -> Jobs:
     """One job per (method, ε), 4 reps each; traces fall geometrically to the final gap over 3 epochs."""
     results, traces = [], []
     for (algorithm, n_edges), eps in ((m, e) for m in methods for e in eps_values):
@@ -49,19 +56,43 @@ def make_jobs(eps_values=EPS5, methods=(ONE, TWO, ALL), gap=paper_gap, acc=paper
             params["n_edges"] = n_edges
         gaps = _finals(gap((algorithm, n_edges), eps))
         accs = acc((algorithm, n_edges), eps) + 0.005 * SPREAD
-        results.append(pd.DataFrame({
-            "algorithm": algorithm, "dataset": dataset, "model": model, "eps": eps, "fold": 0, "rep": range(4),
-            "test_accuracy": accs, "suboptimality": gaps, "train_objective": FSTAR + gaps, "fstar": FSTAR,
-            "params": json.dumps(params, sort_keys=True), "experiment": "liu_test", "job": job,
-        }))
+        results.append(
+            pd.DataFrame(
+                {
+                    "algorithm": algorithm,
+                    "dataset": dataset,
+                    "model": model,
+                    "eps": eps,
+                    "fold": 0,
+                    "rep": range(4),
+                    "test_accuracy": accs,
+                    "suboptimality": gaps,
+                    "train_objective": FSTAR + gaps,
+                    "fstar": FSTAR,
+                    "params": json.dumps(params, sort_keys=True),
+                    "experiment": "liu_test",
+                    "job": job,
+                }
+            )
+        )
         per_epoch = {1: 1000, 2: 526, None: 100}[n_edges]
         for rep, (g, a) in enumerate(zip(gaps, accs)):
-            frame = pd.DataFrame({
-                "fold": 0, "rep": rep, "iteration": np.rint(EPOCHS * per_epoch).astype(int),
-                "train_objective": FSTAR + g * 10.0 ** (1.0 - EPOCHS / 3.0), "eps_spent": eps * EPOCHS / 3.0,
-                "epoch": EPOCHS, "test_accuracy": 0.5 + (a - 0.5) * EPOCHS / 3.0, "eps_hat": eps * EPOCHS / 3.0,
-                "algorithm": algorithm, "dataset": dataset, "eps": eps, "job": job,
-            })
+            frame = pd.DataFrame(
+                {
+                    "fold": 0,
+                    "rep": rep,
+                    "iteration": np.rint(EPOCHS * per_epoch).astype(int),
+                    "train_objective": FSTAR + g * 10.0 ** (1.0 - EPOCHS / 3.0),
+                    "eps_spent": eps * EPOCHS / 3.0,
+                    "epoch": EPOCHS,
+                    "test_accuracy": 0.5 + (a - 0.5) * EPOCHS / 3.0,
+                    "eps_hat": eps * EPOCHS / 3.0,
+                    "algorithm": algorithm,
+                    "dataset": dataset,
+                    "eps": eps,
+                    "job": job,
+                }
+            )
             if trace_iota:
                 frame["iota"] = IOTA[(algorithm, n_edges)]
             traces.append(frame)
@@ -118,8 +149,10 @@ def test_fig1_refuses_mixed_eps_and_datasets():
     with pytest.raises(DpbenchError, match=r"privacy budgets ε \(0.4, 0.8\).*one preset's sweep"):
         liu.fig1(make_jobs(eps_values=(0.4, 0.8)))
     a, b = make_jobs(eps_values=(0.8,)), make_jobs(eps_values=(0.8,), dataset="rcv1")
-    mixed = Jobs(pd.concat([a.results, b.results.assign(job=b.results["job"] + "r")]),
-                 pd.concat([a.traces, b.traces.assign(job=b.traces["job"] + "r")]))
+    mixed = Jobs(
+        pd.concat([a.results, b.results.assign(job=b.results["job"] + "r")]),
+        pd.concat([a.traces, b.traces.assign(job=b.traces["job"] + "r")]),
+    )
     with pytest.raises(DpbenchError, match=r"datasets \(adult, rcv1\)"):
         liu.fig1(mixed)
     with pytest.raises(DpbenchError, match="datasets"):
@@ -161,8 +194,9 @@ def test_summary_table_has_independent_numbers_and_claims_hold_on_paper_like_dat
     assert "## ε = 0.2" in text and "## ε = 1" in text and "after 3 epochs" in text
     g = _finals(paper_gap(ONE, 0.4))
     a = paper_acc(ONE, 0.4) + 0.005 * SPREAD
-    cell = (f"| {LABELS[ONE]} | 4 | {g.mean():.4g} ± {g.std(ddof=1) / 2:.4g} | "
-            f"{a.mean():.4g} ± {a.std(ddof=1) / 2:.4g} |")
+    cell = (
+        f"| {LABELS[ONE]} | 4 | {g.mean():.4g} ± {g.std(ddof=1) / 2:.4g} | {a.mean():.4g} ± {a.std(ddof=1) / 2:.4g} |"
+    )
     assert cell in text.split("## ε = 0.4\n")[1]
     for claim in ("(A)", "(A′)", "(B)", "(C)", "(D)"):
         assert verdict(text, claim) == "HOLDS", claim

@@ -23,15 +23,32 @@ def test_a_method_outside_the_table_still_looks_the_same_everywhere():
 
 def test_a_methods_other_configurations_keep_its_colour_and_change_marker_and_line():
     base, second = variant("dp_sgd", 0), variant("dp_sgd", 1)
-    assert base == style("dp_sgd") and second.colour == base.colour and (second.marker, second.line) != (base.marker, base.line)
+    assert (
+        base == style("dp_sgd")
+        and second.colour == base.colour
+        and (second.marker, second.line) != (base.marker, base.line)
+    )
 
 
 def test_figures_draw_each_method_in_its_colour():
-    rows = pd.DataFrame([
-        {"algorithm": a, "dataset": "d", "eps": e, "test_accuracy": 0.8, "private": True, "fold": 0, "rep": 0,
-         "config_hash": f"{a}{e}", "seed": 0, "p_lr": 0.1}
-        for a in ("dp_sgd", "dp_agd") for e in (0.1, 1.0)
-    ])
+    rows = pd.DataFrame(
+        [
+            {
+                "algorithm": a,
+                "dataset": "d",
+                "eps": e,
+                "test_accuracy": 0.8,
+                "private": True,
+                "fold": 0,
+                "rep": 0,
+                "config_hash": f"{a}{e}",
+                "seed": 0,
+                "p_lr": 0.1,
+            }
+            for a in ("dp_sgd", "dp_agd")
+            for e in (0.1, 1.0)
+        ]
+    )
     ax = generic.accuracy_vs_eps(rows).axes[0]
     drawn = {c.get_label(): to_hex(c.lines[0].get_color()) for c in ax.containers}
     assert drawn == {"dp_sgd": style("dp_sgd").colour, "dp_agd": style("dp_agd").colour}

@@ -206,11 +206,25 @@ def test_ledger_charges_and_records():
     summary = ledger.summary()
     assert json.loads(json.dumps(summary)) == summary
     assert summary == {
-        "accountant": "rdp", "conversion": "tight", "gaussian_amplification": "exact", "orders": None, "neighbouring": "add_remove", "epsilon": 2.0, "delta": 1e-5, "eps_spent": ledger.eps_spent,
-        "n_charges": 2, "counts": {"PoissonSampledEvent[GaussianEvent]": 100, "LaplaceEvent": 1},
+        "accountant": "rdp",
+        "conversion": "tight",
+        "gaussian_amplification": "exact",
+        "orders": None,
+        "neighbouring": "add_remove",
+        "epsilon": 2.0,
+        "delta": 1e-5,
+        "eps_spent": ledger.eps_spent,
+        "n_charges": 2,
+        "counts": {"PoissonSampledEvent[GaussianEvent]": 100, "LaplaceEvent": 1},
         "events": [
-            {"event": {"type": "PoissonSampledEvent", "sampling_rate": 0.01,
-                       "event": {"type": "GaussianEvent", "noise_multiplier": 1.1}}, "count": 100},
+            {
+                "event": {
+                    "type": "PoissonSampledEvent",
+                    "sampling_rate": 0.01,
+                    "event": {"type": "GaussianEvent", "noise_multiplier": 1.1},
+                },
+                "count": 100,
+            },
             {"event": {"type": "LaplaceEvent", "noise_multiplier": 10.0}, "count": 1},
         ],
     }
@@ -282,8 +296,13 @@ def test_max_affordable_respects_limit():
 
 @pytest.mark.parametrize(
     ("args", "match"),
-    [((0.0, 1e-5, "rdp"), "epsilon"), ((math.inf, 1e-5, "rdp"), "epsilon"), ((1.0, 0.0, "rdp"), "delta"),
-     ((1.0, 1.0, "rdp"), "delta"), ((1.0, 1e-5, "renyi"), "valid names")],
+    [
+        ((0.0, 1e-5, "rdp"), "epsilon"),
+        ((math.inf, 1e-5, "rdp"), "epsilon"),
+        ((1.0, 0.0, "rdp"), "delta"),
+        ((1.0, 1.0, "rdp"), "delta"),
+        ((1.0, 1e-5, "renyi"), "valid names"),
+    ],
 )
 def test_ledger_validates(args, match):
     with pytest.raises(ValueError, match=match):

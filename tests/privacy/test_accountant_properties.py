@@ -154,8 +154,9 @@ def test_subsampled_gaussian_rdp_is_the_renyi_divergence_by_quadrature():
             return math.exp(log_p0 + log_power)  # the − p₀(z) is below the last digit here
 
         lo, hi = -12.0 * sigma, order + 12.0 * sigma  # the tilted law has mode ≤ α and std σ
-        value, error = integrate.quad(integrand, lo, hi, points=[0.5, order / 2.0, float(order)],
-                                      epsabs=0.0, epsrel=1e-10, limit=400)
+        value, error = integrate.quad(
+            integrand, lo, hi, points=[0.5, order / 2.0, float(order)], epsabs=0.0, epsrel=1e-10, limit=400
+        )
         by_quadrature = math.log1p(value) / (order - 1)
         assert abs(ours - by_quadrature) <= 1e-9 * ours, (q, sigma, order, ours, by_quadrature, error)
         checked += 1
@@ -180,7 +181,8 @@ def test_fractional_orders_are_refused_for_subsampling_and_exact_at_full_rate():
             lambda: rdp_sampled_without_replacement(q, lambda ls: rdp_laplace(sigma, ls), orders),
             lambda: RDPAccountant(orders=orders).cost(PoissonSampledEvent(q, GaussianEvent(sigma))),
             lambda: RDPAccountant(orders=orders, gaussian_amplification="lemma4").cost(
-                PoissonSampledEvent(q, GaussianEvent(sigma))),
+                PoissonSampledEvent(q, GaussianEvent(sigma))
+            ),
             lambda: RDPAccountant(orders=orders).cost(SampledWithoutReplacementEvent(1, 7, GaussianEvent(sigma))),
         ]
         for call in calls:
@@ -202,8 +204,15 @@ def test_fractional_orders_are_refused_for_subsampling_and_exact_at_full_rate():
 
         mode = optimize.minimize_scalar(lambda z: -exponent(z), bracket=(0.0, 1.0)).x
         peak = exponent(mode)
-        integral, _ = integrate.quad(lambda z: math.exp(exponent(z) - peak), mode - 40 * sigma, mode + 40 * sigma,
-                                     points=[mode], epsabs=0.0, epsrel=1e-12, limit=200)
+        integral, _ = integrate.quad(
+            lambda z: math.exp(exponent(z) - peak),
+            mode - 40 * sigma,
+            mode + 40 * sigma,
+            points=[mode],
+            epsabs=0.0,
+            epsrel=1e-12,
+            limit=200,
+        )
         by_quadrature = (peak + math.log(integral)) / (alpha - 1.0)
         assert abs(ours - theirs) <= 1e-9 * ours and abs(ours - by_quadrature) <= 1e-9 * ours, (sigma, alpha)
 
@@ -377,8 +386,9 @@ def test_gaussian_calibration_never_overshoots_and_is_tight():
         found, refused = found + ok, refused + (not ok)
         _check_calibration(ZCDPAccountant, target, delta, steps, 1.0)
         with pytest.raises(UnsupportedEvent, match="accountant=rdp"):
-            gaussian_noise_for_budget(target, delta, steps=steps, sampling_rate=min(q, 0.5),
-                                      accountant=ZCDPAccountant())
+            gaussian_noise_for_budget(
+                target, delta, steps=steps, sampling_rate=min(q, 0.5), accountant=ZCDPAccountant()
+            )
         if i < 40:
             _check_calibration(lambda: RDPAccountant(**options), target, delta, steps, q)
     assert found >= 900 and refused >= 1, (found, refused)
@@ -393,12 +403,18 @@ def _random_event(rng: np.random.Generator, kind: str):
     eps, sigma = float(log_uniform(rng, 1e-3, 2.0)), float(log_uniform(rng, 0.3, 50.0))
     q = float(log_uniform(rng, 1e-3, 1.0))
     if kind == "approx":
-        return [ApproxDPEvent(eps, float(log_uniform(rng, 1e-12, 1e-4))), PureDPEvent(eps), LaplaceEvent(1 / eps),
-                ApproxDPEvent(eps / 10, 1e-15)][pick]
+        return [
+            ApproxDPEvent(eps, float(log_uniform(rng, 1e-12, 1e-4))),
+            PureDPEvent(eps),
+            LaplaceEvent(1 / eps),
+            ApproxDPEvent(eps / 10, 1e-15),
+        ][pick]
     if kind == "pure":
         return _random_pure_event(rng)[0]
     common = [
-        GaussianEvent(sigma), LaplaceAboveThresholdEvent(eps, eps / 2), GaussianAboveThresholdEvent(sigma, 2 * sigma),
+        GaussianEvent(sigma),
+        LaplaceAboveThresholdEvent(eps, eps / 2),
+        GaussianAboveThresholdEvent(sigma, 2 * sigma),
     ]
     if kind == "zcdp":
         return (common + [ZCDPEvent(eps**2 / 2)])[pick]

@@ -94,8 +94,12 @@ def test_calibrate_unreachable_target_names_it():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(target_epsilon=0.0), dict(target_epsilon=math.nan), dict(target_epsilon=1.0, lower=2.0, upper=1.0),
-     dict(target_epsilon=1.0, rtol=0.0)],
+    [
+        dict(target_epsilon=0.0),
+        dict(target_epsilon=math.nan),
+        dict(target_epsilon=1.0, lower=2.0, upper=1.0),
+        dict(target_epsilon=1.0, rtol=0.0),
+    ],
 )
 def test_calibrate_validates(kwargs):
     with pytest.raises(ValueError):

@@ -121,7 +121,11 @@ def test_exactly_the_adaptive_methods_use_the_filter():
     assert adaptive == ["dp_agd", "dp_blgd", "dp_blsgd", "dp_blsgd_ac"]
     # the RDP ones need a Rényi filter; DP-AGD's zCDP budget is one additive number, a valid filter as it is
     assert {name: ALGORITHMS[name].accountant for name in adaptive} == {
-        "dp_agd": "zcdp", "dp_blgd": "rdp", "dp_blsgd": "rdp", "dp_blsgd_ac": "rdp"}
+        "dp_agd": "zcdp",
+        "dp_blgd": "rdp",
+        "dp_blsgd": "rdp",
+        "dp_blsgd_ac": "rdp",
+    }
 
 
 def test_fixed_filter_order_is_the_best_order_for_the_planned_composition():
@@ -167,7 +171,11 @@ def test_adaptive_runs_record_their_filter_and_fixed_ones_their_composition(comp
         rules.append(set(rows["stopping_rule"]))
         summary = json.loads((tmp_path / str(i) / "run.json").read_text())["ledgers"][0]
         orders.append(summary["orders"])
-    assert rules[0] == rules[1] == {f"renyi_filter(alpha={orders[0][0]:g})"} and orders[0] == orders[1] and len(orders[0]) == 1
+    assert (
+        rules[0] == rules[1] == {f"renyi_filter(alpha={orders[0][0]:g})"}
+        and orders[0] == orders[1]
+        and len(orders[0]) == 1
+    )
     sgd = run_job(compose_run_config("algorithm=dp_sgd", "progress=false", "dataset.n=600"), tmp_path / "sgd")
     assert set(sgd["stopping_rule"]) == {"fixed_composition"} and set(sgd["conversion"]) == {"tight"}
     agd = run_job(compose_run_config("algorithm=dp_agd", "progress=false", "dataset.n=600"), tmp_path / "agd")

@@ -25,7 +25,11 @@ from dpbench.privacy.events import (
 from dpbench.privacy.ledger import BudgetExceeded, Ledger
 
 EVENTS = {
-    "rdp": [PoissonSampledEvent(0.01, GaussianEvent(1.0)), GaussianEvent(30.0), PoissonSampledEvent(0.1, LaplaceEvent(20.0))],
+    "rdp": [
+        PoissonSampledEvent(0.01, GaussianEvent(1.0)),
+        GaussianEvent(30.0),
+        PoissonSampledEvent(0.1, LaplaceEvent(20.0)),
+    ],
     "zcdp": [ZCDPEvent(1e-3), GaussianEvent(40.0)],
     "pure": [PureDPEvent(0.01), LaplaceEvent(300.0)],
 }
@@ -46,7 +50,9 @@ def _reference_eps(accountant, accepted: list[tuple[object, int]], delta: float)
     name=st.sampled_from(sorted(EVENTS)),
     budget=st.floats(0.05, 3.0),
     steps=st.lists(
-        st.tuples(st.integers(0, 2), st.sampled_from(["a", "b"]), st.integers(1, 3), st.booleans()), min_size=1, max_size=120
+        st.tuples(st.integers(0, 2), st.sampled_from(["a", "b"]), st.integers(1, 3), st.booleans()),
+        min_size=1,
+        max_size=120,
     ),
     run_length=st.integers(1, 400),
 )
@@ -102,6 +108,10 @@ def test_another_label_or_a_batch_starts_a_new_entry():
     batch.charge(event, label="a")
     ledger.pay(event, label="a")
     assert [(e.label, e.count, e.batch) for e in ledger.entries] == [
-        ("a", 2, None), ("b", 2, None), ("a", 1, None), ("a", 1, 0), ("a", 1, None),
+        ("a", 2, None),
+        ("b", 2, None),
+        ("a", 1, None),
+        ("a", 1, 0),
+        ("a", 1, None),
     ]
     assert all(not math.isnan(e.eps_after) for e in ledger.entries)

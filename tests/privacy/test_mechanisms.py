@@ -109,7 +109,14 @@ SELECTION_CALLS = {
     ),
     "above_threshold_gaussian": (
         lambda r, l: above_threshold(
-            lambda i: [0.0, 5.0][i], 1.0, max_queries=2, sensitivity=1.0, rng=r, ledger=l, noise="gaussian", rho=0.5,
+            lambda i: [0.0, 5.0][i],
+            1.0,
+            max_queries=2,
+            sensitivity=1.0,
+            rng=r,
+            ledger=l,
+            noise="gaussian",
+            rho=0.5,
             sampling_rate=0.3,
         ),
         PoissonSampledEvent(0.3, GaussianAboveThresholdEvent(math.sqrt(3.0), math.sqrt(6.0))),
@@ -126,8 +133,10 @@ def test_selection_mechanisms_return_index_and_charge_event(name):
     assert only_entry(ledger).event == event
 
 
-ALL_CALLS = {**{k: (lambda c: lambda r, l: c(np.zeros(3), r, l))(c) for k, (c, _) in MECHANISM_CALLS.items()},
-             **{k: c for k, (c, _) in SELECTION_CALLS.items()}}
+ALL_CALLS = {
+    **{k: (lambda c: lambda r, l: c(np.zeros(3), r, l))(c) for k, (c, _) in MECHANISM_CALLS.items()},
+    **{k: c for k, (c, _) in SELECTION_CALLS.items()},
+}
 
 
 @pytest.mark.parametrize("name", list(ALL_CALLS))
@@ -188,10 +197,12 @@ def test_vector_laplace_norm_is_gamma_and_direction_uniform(dim, scale):
 
 def test_vector_laplace_mechanism_uses_l2_sensitivity_over_epsilon():
     rng = np.random.default_rng(5)
-    draws = np.array([
-        vector_laplace_mechanism(np.ones(3), sensitivity=2.0, epsilon=0.5, rng=rng, ledger=fresh_ledger(1e9))
-        for _ in range(3000)
-    ])
+    draws = np.array(
+        [
+            vector_laplace_mechanism(np.ones(3), sensitivity=2.0, epsilon=0.5, rng=rng, ledger=fresh_ledger(1e9))
+            for _ in range(3000)
+        ]
+    )
     norms = np.linalg.norm(draws - 1.0, axis=1)
     assert stats.kstest(norms, stats.gamma(a=3, scale=4.0).cdf).pvalue > ALPHA
 
@@ -243,7 +254,12 @@ def test_report_noisy_max_noise_scale():
 
 def svt_run(query, max_queries, ledger, seed=0, **kwargs):
     return above_threshold(
-        query, 0.0, max_queries=max_queries, sensitivity=1.0, rng=np.random.default_rng(seed), ledger=ledger,
+        query,
+        0.0,
+        max_queries=max_queries,
+        sensitivity=1.0,
+        rng=np.random.default_rng(seed),
+        ledger=ledger,
         **kwargs,
     )
 
@@ -297,14 +313,17 @@ def test_subsampled_laplace_charges_the_amplified_epsilon_before_sampling():
     ledger, rng = Ledger(1.0, 1e-6, PureDPAccountant()), np.random.default_rng(0)
     state = rng.bit_generator.state
     with pytest.raises(ValueError, match="sample_size"):
-        subsampled_laplace_mechanism(np.zeros(2), sensitivity=1.0, epsilon=1.0, sample_size=11, population=10,
-                                     rng=rng, ledger=ledger)
+        subsampled_laplace_mechanism(
+            np.zeros(2), sensitivity=1.0, epsilon=1.0, sample_size=11, population=10, rng=rng, ledger=ledger
+        )
     with pytest.raises(BudgetExceeded):
-        subsampled_laplace_mechanism(np.zeros(2), sensitivity=1.0, epsilon=5.0, sample_size=10, population=10,
-                                     rng=rng, ledger=ledger)
+        subsampled_laplace_mechanism(
+            np.zeros(2), sensitivity=1.0, epsilon=5.0, sample_size=10, population=10, rng=rng, ledger=ledger
+        )
     assert rng.bit_generator.state == state and ledger.eps_spent == 0.0
-    out = subsampled_laplace_mechanism(np.zeros(2), sensitivity=1.0, epsilon=5.0, sample_size=10, population=1000,
-                                       rng=rng, ledger=ledger)
+    out = subsampled_laplace_mechanism(
+        np.zeros(2), sensitivity=1.0, epsilon=5.0, sample_size=10, population=1000, rng=rng, ledger=ledger
+    )
     assert out.shape == (2,) and ledger.eps_spent == pytest.approx(math.log1p(0.01 * math.expm1(5.0)), rel=1e-15)
 
 
@@ -320,8 +339,12 @@ def test_a_sensitivity_that_holds_with_probability_one_minus_delta_is_charged_as
     exponential_mechanism([0.0, 1.0], sensitivity=1.0, epsilon=2.0, rng=rng, ledger=ledger, failure_probability=2e-4)
     laplace_mechanism(0.5, sensitivity=1.0, epsilon=1.0, rng=rng, ledger=ledger)
     exponential_mechanism([0.0, 1.0], sensitivity=1.0, epsilon=2.0, rng=rng, ledger=ledger)
-    assert [e.event for e in ledger.entries] == [ApproxDPEvent(1.0, 1e-4), ApproxDPEvent(2.0, 2e-4),
-                                                 LaplaceEvent(1.0), PureDPEvent(2.0)]
+    assert [e.event for e in ledger.entries] == [
+        ApproxDPEvent(1.0, 1e-4),
+        ApproxDPEvent(2.0, 2e-4),
+        LaplaceEvent(1.0),
+        PureDPEvent(2.0),
+    ]
     assert ledger.eps_spent == pytest.approx(6.0)
     with pytest.raises(ValueError, match="failure_probability must be in"):
         laplace_mechanism(0.5, sensitivity=1.0, epsilon=1.0, rng=rng, ledger=ledger, failure_probability=1.0)

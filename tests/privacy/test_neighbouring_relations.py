@@ -35,7 +35,8 @@ NeighborRel = dp_accounting.NeighboringRelation
 def test_relations_are_dp_accountings():
     assert set(RELATIONS) == {"add_remove", "replace_one"}
     assert {r: NeighborRel[DP_ACCOUNTING_NAMES[r]] for r in RELATIONS} == {
-        "add_remove": NeighborRel.ADD_OR_REMOVE_ONE, "replace_one": NeighborRel.REPLACE_ONE,
+        "add_remove": NeighborRel.ADD_OR_REMOVE_ONE,
+        "replace_one": NeighborRel.REPLACE_ONE,
     }
     with pytest.raises(ValueError, match="privacy.neighbouring must be one of add_remove, replace_one, got 'zero_out'"):
         check_relation("zero_out")
@@ -50,8 +51,14 @@ def test_a_ledger_refuses_to_compose_events_of_two_relations():
     with pytest.raises(RelationMismatch):
         ledger.poisson_batch(0.1).charge(GaussianEvent(5.0), neighbouring="replace_one")
     with pytest.raises(RelationMismatch):  # through a mechanism, before any noise is drawn
-        gaussian_mechanism(0.0, sensitivity=2.0, noise_multiplier=5.0, rng=np.random.default_rng(0), ledger=ledger,
-                           neighbouring="replace_one")
+        gaussian_mechanism(
+            0.0,
+            sensitivity=2.0,
+            noise_multiplier=5.0,
+            rng=np.random.default_rng(0),
+            ledger=ledger,
+            neighbouring="replace_one",
+        )
     assert ledger.eps_spent == spent and len(ledger.entries) == 1  # nothing was charged
     assert ledger.summary()["neighbouring"] == "add_remove"
     replace = Ledger(1.0, 1e-6, RDPAccountant(), neighbouring="replace_one")
@@ -107,8 +114,11 @@ def test_subsampling_events_are_priced_for_dp_accountings_relations():
 
 
 def test_config_refuses_what_a_method_cannot_meet_in_one_line(compose_run_config):
-    with pytest.raises(ConfigError, match=r"^algorithm outpert_rsgd does not support privacy.neighbouring=add_remove: "
-                                          r".*; use privacy.neighbouring=replace_one or privacy.neighbouring=native$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^algorithm outpert_rsgd does not support privacy.neighbouring=add_remove: "
+        r".*; use privacy.neighbouring=replace_one or privacy.neighbouring=native$",
+    ):
         compose_run_config("algorithm=outpert_rsgd", "model=huber_svm")
     with pytest.raises(ConfigError, match="privacy.neighbouring must be one of add_remove, replace_one, native"):
         compose_run_config("privacy.neighbouring=zero_out")
@@ -123,18 +133,22 @@ def test_native_keeps_the_config_hash_of_jobs_from_before_the_key(compose_run_co
     assert default.config_hash != native.config_hash
 
 
-def test_a_group_privacy_run_pays_half_the_budget_under_add_remove_and_reports_twice_its_spend(compose_run_config, tmp_path):
+def test_a_group_privacy_run_pays_half_the_budget_under_add_remove_and_reports_twice_its_spend(
+    compose_run_config, tmp_path
+):
     import json
 
     from dpbench.engine import run_job
     from dpbench.privacy.accountants import make_accountant
     from dpbench.privacy.serialize import events_from_summary
 
-    cfg = compose_run_config("algorithm=dp_sgd", "privacy.eps=0.5", "privacy.neighbouring=replace_one",
-                             "dataset.n=3000", "progress=false")
+    cfg = compose_run_config(
+        "algorithm=dp_sgd", "privacy.eps=0.5", "privacy.neighbouring=replace_one", "dataset.n=3000", "progress=false"
+    )
     rows = run_job(cfg, tmp_path)
-    assert (rows[["neighbouring", "relation_conversion", "privacy_unit", "dp_notion"]].drop_duplicates().values.tolist()
-            == [["replace_one", "group_privacy", "record", "rdp"]])
+    assert rows[
+        ["neighbouring", "relation_conversion", "privacy_unit", "dp_notion"]
+    ].drop_duplicates().values.tolist() == [["replace_one", "group_privacy", "record", "rdp"]]
     ledger = json.loads((tmp_path / "run.json").read_text())["ledgers"][0]
     eps_ar, delta_ar = group_privacy_budget(0.5, cfg.privacy.delta)
     assert (ledger["neighbouring"], ledger["epsilon"], ledger["delta"]) == ("add_remove", eps_ar, delta_ar)

@@ -57,7 +57,9 @@ def epsilon_at(delta_of, delta: float = DELTA, largest: float = 64.0) -> float:
 
 def pld_epsilon(event) -> float:
     """dp-accounting's privacy-loss-distribution ε at δ = 10⁻⁵ under add/remove (pessimistic, 10⁻³ buckets)."""
-    accountant = pld.PLDAccountant(dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=1e-3)
+    accountant = pld.PLDAccountant(
+        dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=1e-3
+    )
     accountant.compose(event)
     return accountant.get_epsilon(DELTA)
 
@@ -76,7 +78,9 @@ def step_weights(others: int | None, q: float = Q):
     return (1.0 - q) * b, q * binom.pmf(k - 1, others, q), b
 
 
-def mixture_hockey_stick(eps: float, a: np.ndarray, c: np.ndarray, b: np.ndarray, sigma: float = SIGMA) -> tuple[float, float]:
+def mixture_hockey_stick(
+    eps: float, a: np.ndarray, c: np.ndarray, b: np.ndarray, sigma: float = SIGMA
+) -> tuple[float, float]:
     """(Σ_k ∫ max(0, p′_k − e^ε p_k) dy, Σ_k ∫ max(0, p_k − e^ε p′_k) dy) for the weights of :func:`step_weights`.
     On each k the ratio p′_k/p_k = (a_k + c_k e^{(2y − 1)/(2σ²)})/b_k increases in y, so each integrand is
     positive on one half-line {y > t} or {y < t}, t where it vanishes; the integrals are Gaussian tails there."""
@@ -84,7 +88,9 @@ def mixture_hockey_stick(eps: float, a: np.ndarray, c: np.ndarray, b: np.ndarray
     with np.errstate(divide="ignore", invalid="ignore"):
         r = scale * b - a  # p′_k − e^ε p_k = c_k φ_σ(y − 1) − r φ_σ(y): positive above t
         t = sigma**2 * np.log(r / c) + 0.5
-        upper = np.where(r <= 0, a + c - scale * b, np.where(c > 0, c * ndtr((1 - t) / sigma) - r * ndtr(-t / sigma), 0.0))
+        upper = np.where(
+            r <= 0, a + c - scale * b, np.where(c > 0, c * ndtr((1 - t) / sigma) - r * ndtr(-t / sigma), 0.0)
+        )
         s = b - scale * a  # p_k − e^ε p′_k = s φ_σ(y) − e^ε c_k φ_σ(y − 1): positive below t
         t = sigma**2 * np.log(s / (scale * c)) + 0.5
         lower = np.where(s <= 0, 0.0, np.where(c > 0, s * ndtr(t / sigma) - scale * c * ndtr((t - 1) / sigma), s))
@@ -111,8 +117,10 @@ def test_the_closed_form_is_the_integral():
         p_prime = a[:, None] * base + c[:, None] * moved
         p = b[:, None] * base
         for eps in (0.4, 1.9):
-            quadrature = (2e-4 * np.maximum(p_prime - math.exp(eps) * p, 0).sum(),
-                          2e-4 * np.maximum(p - math.exp(eps) * p_prime, 0).sum())
+            quadrature = (
+                2e-4 * np.maximum(p_prime - math.exp(eps) * p, 0).sum(),
+                2e-4 * np.maximum(p - math.exp(eps) * p_prime, 0).sum(),
+            )
             np.testing.assert_allclose(mixture_hockey_stick(eps, a, c, b), quadrature, atol=1e-9)
 
 
@@ -128,8 +136,9 @@ def test_the_step_without_its_batch_size_is_within_the_claim(step_claim):
     the claim 1.606 (the RDP conversion's slack)."""
     exact = epsilon_at(step_delta)
     assert exact == pytest.approx(1.3547, abs=1e-4)
-    assert exact == pytest.approx(pld_epsilon(dp_accounting.PoissonSampledDpEvent(Q, dp_accounting.GaussianDpEvent(SIGMA))),
-                                  abs=1e-3)
+    assert exact == pytest.approx(
+        pld_epsilon(dp_accounting.PoissonSampledDpEvent(Q, dp_accounting.GaussianDpEvent(SIGMA))), abs=1e-3
+    )
     assert exact <= step_claim
 
 
@@ -157,7 +166,9 @@ def trials_pmf(mean: float, shape: float, tail: float) -> tuple[np.ndarray, np.n
     gamma = tnb_gamma(mean, shape)
     if gamma == 1.0:
         return np.ones(1), np.ones(1)
-    law, mass = (logser(1.0 - gamma), 1.0) if shape == 0.0 else (nbinom(shape, gamma), -math.expm1(shape * math.log(gamma)))
+    law, mass = (
+        (logser(1.0 - gamma), 1.0) if shape == 0.0 else (nbinom(shape, gamma), -math.expm1(shape * math.log(gamma)))
+    )
     k = np.arange(1.0, law.isf(tail * mass) + 1.0)
     return k, law.pmf(k) / mass
 
@@ -170,8 +181,13 @@ def pgf_slope(s: np.ndarray, mean: float, shape: float) -> np.ndarray:
         return np.ones_like(s)
     if shape == 0.0:
         return -(1.0 - gamma) / ((1.0 - (1.0 - gamma) * s) * math.log(gamma))
-    return (shape * (1.0 - gamma) * gamma**shape * (1.0 - (1.0 - gamma) * s) ** (-shape - 1.0)
-            / -math.expm1(shape * math.log(gamma)))
+    return (
+        shape
+        * (1.0 - gamma)
+        * gamma**shape
+        * (1.0 - (1.0 - gamma) * s) ** (-shape - 1.0)
+        / -math.expm1(shape * math.log(gamma))
+    )
 
 
 GRID_STEP = 1e-3
@@ -247,8 +263,10 @@ def test_two_evaluations_of_each_profile_agree():
     np.testing.assert_allclose(densities[1].sum(axis=0), best_density_hidden(m, 4.0, 1.0), rtol=1e-10, atol=1e-15)
     for eps in (0.5, 1.0):
         scale = math.exp(eps)
-        by_quadrature = GRID_STEP * max(np.maximum(densities[1] - scale * densities[0], 0).sum(),
-                                        np.maximum(densities[0] - scale * densities[1], 0).sum())
+        by_quadrature = GRID_STEP * max(
+            np.maximum(densities[1] - scale * densities[0], 0).sum(),
+            np.maximum(densities[0] - scale * densities[1], 0).sum(),
+        )
         assert published_delta(eps, m, 4.0, 1.0) == pytest.approx(by_quadrature, abs=1e-9)
 
 
@@ -260,11 +278,14 @@ def test_the_plan_does_not_read_the_validation_fraction_or_the_score_share():
     assert (small.order, small.rdp) == (defaults.order, defaults.rdp) == (25.0, pytest.approx(0.1803, abs=1e-4))
 
 
-@pytest.mark.parametrize(("epsilon", "mean", "hidden", "published"), [
-    (1.0, 4.0, 0.4570, 0.9880),
-    (1.0, 10.0, 0.4340, 1.2023),
-    (1.6, 10.0, 0.7064, 2.0586),
-])
+@pytest.mark.parametrize(
+    ("epsilon", "mean", "hidden", "published"),
+    [
+        (1.0, 4.0, 0.4570, 0.9880),
+        (1.0, 10.0, 0.4340, 1.2023),
+        (1.6, 10.0, 0.7064, 2.0586),
+    ],
+)
 def test_publishing_k_is_not_covered_by_the_claim(epsilon, mean, hidden, published):
     """Geometric K (trials_shape = 1), each trial the Gaussian of :func:`tuning_model`. With K hidden (Thm 2's
     setting) ε is far within the claim: 0.457, 0.434, 0.706. With K published: 0.988 at the defaults (within the

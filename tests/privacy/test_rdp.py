@@ -100,14 +100,18 @@ def test_sampled_without_replacement_gaussian_is_wbk_theorem_9(q, sigma):
     α = 2, and written out by hand at α = 2 and 3."""
     orders = np.array([2, 3, 4, 5, 6, 8, 11, 16, 32, 64, 128, 200, 256, 257, 300, 400, 512], dtype=float)
     ours = rdp_sampled_without_replacement(q, lambda ls: rdp_gaussian(sigma, ls), orders)
-    theirs = np.array([dp_accounting.rdp.rdp_privacy_accountant._compute_rdp_sample_wor_gaussian_scalar(q, sigma, a) for a in orders])
+    theirs = np.array(
+        [dp_accounting.rdp.rdp_privacy_accountant._compute_rdp_sample_wor_gaussian_scalar(q, sigma, a) for a in orders]
+    )
     theirs = np.minimum(theirs, rdp_gaussian(sigma, orders))
     assert np.all(ours >= theirs * (1 - 1e-12))
     assert_rel(ours[orders > 256], theirs[orders > 256], 1e-12)
     assert_rel(ours[0], theirs[0], 1e-12)
     e2, e3 = 1 / sigma**2, 3 / (2 * sigma**2)
     two = q**2 * min(4 * math.expm1(e2), 2 * math.exp(e2))
-    assert_rel(ours[:2], [min(math.log1p(two), e2), min(math.log1p(3 * two + q**3 * 2 * math.exp(2 * e3)) / 2, e3)], 1e-12)
+    assert_rel(
+        ours[:2], [min(math.log1p(two), e2), min(math.log1p(3 * two + q**3 * 2 * math.exp(2 * e3)) / 2, e3)], 1e-12
+    )
     assert np.all(ours <= rdp_gaussian(sigma, orders))
 
 
@@ -163,9 +167,15 @@ def test_conversion_with_infinite_values():
 
 @pytest.mark.parametrize(
     ("orders", "rdp", "delta", "method"),
-    [([2.0], [-0.1], 1e-5, "tight"), ([2.0], [np.nan], 1e-5, "tight"), ([2.0], [1.0], 0.0, "tight"),
-     ([2.0], [1.0], 1.0, "tight"), ([2.0], [1.0], 1e-5, "renyi"), ([1.0], [1.0], 1e-5, "tight"),
-     ([2.0, 3.0], [1.0], 1e-5, "tight")],
+    [
+        ([2.0], [-0.1], 1e-5, "tight"),
+        ([2.0], [np.nan], 1e-5, "tight"),
+        ([2.0], [1.0], 0.0, "tight"),
+        ([2.0], [1.0], 1.0, "tight"),
+        ([2.0], [1.0], 1e-5, "renyi"),
+        ([1.0], [1.0], 1e-5, "tight"),
+        ([2.0, 3.0], [1.0], 1e-5, "tight"),
+    ],
 )
 def test_conversion_rejects_bad_input(orders, rdp, delta, method):
     with pytest.raises(ValueError):
@@ -214,10 +224,13 @@ def test_lemma4_full_rate_and_infinite_base():
     assert np.all(np.isinf(rdp_poisson_subsampled(0.1, lambda ls: np.full(ls.shape, np.inf), [2, 5])))
 
 
-@pytest.mark.parametrize("fn", [
-    lambda o: rdp_poisson_subsampled_gaussian(0.1, 1.0, o),
-    lambda o: rdp_poisson_subsampled(0.1, lambda ls: rdp_gaussian(1.0, ls), o),
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda o: rdp_poisson_subsampled_gaussian(0.1, 1.0, o),
+        lambda o: rdp_poisson_subsampled(0.1, lambda ls: rdp_gaussian(1.0, ls), o),
+    ],
+)
 def test_subsampled_curves_refuse_non_integer_orders(fn):
     with pytest.raises(ValueError, match="only integer"):
         fn([2.0, 2.5])
@@ -312,13 +325,23 @@ def test_zcdp_epsilon_pinned():
     assert zcdp_epsilon(0.0, 1e-5) == 0.0 and zcdp_epsilon(math.inf, 1e-5) == math.inf
 
 
-@pytest.mark.parametrize("call", [
-    lambda: rdp_gaussian(0.0, [2.0]), lambda: rdp_gaussian(math.inf, [2.0]), lambda: rdp_laplace(-1.0, [2.0]),
-    lambda: rdp_pure(math.nan, [2.0]), lambda: rdp_zcdp(0.0, [2.0]), lambda: rdp_gaussian(1.0, [1.0]),
-    lambda: rdp_poisson_subsampled_gaussian(0.0, 1.0, [2]), lambda: rdp_poisson_subsampled_gaussian(1.5, 1.0, [2]),
-    lambda: zcdp_rho_for_epsilon(0.0, 1e-5), lambda: zcdp_epsilon(1.0, 0.0), lambda: amplify_pure(1.0, 0.0),
-    lambda: amplify_pure(math.inf, 0.5),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: rdp_gaussian(0.0, [2.0]),
+        lambda: rdp_gaussian(math.inf, [2.0]),
+        lambda: rdp_laplace(-1.0, [2.0]),
+        lambda: rdp_pure(math.nan, [2.0]),
+        lambda: rdp_zcdp(0.0, [2.0]),
+        lambda: rdp_gaussian(1.0, [1.0]),
+        lambda: rdp_poisson_subsampled_gaussian(0.0, 1.0, [2]),
+        lambda: rdp_poisson_subsampled_gaussian(1.5, 1.0, [2]),
+        lambda: zcdp_rho_for_epsilon(0.0, 1e-5),
+        lambda: zcdp_epsilon(1.0, 0.0),
+        lambda: amplify_pure(1.0, 0.0),
+        lambda: amplify_pure(math.inf, 0.5),
+    ],
+)
 def test_invalid_parameters_raise(call):
     with pytest.raises(ValueError):
         call()

@@ -47,7 +47,8 @@ def test_matches_dp_accounting_for_a_composed_subsampled_trial():
     curve = 200 * rdp_poisson_subsampled_gaussian(0.01, 1.1, DEFAULT_ORDERS)
     ours = rdp_repeat_and_select(DEFAULT_ORDERS, curve, 8.0, 1.0)
     trial = dp_accounting.SelfComposedDpEvent(
-        dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)), 200)
+        dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)), 200
+    )
     theirs = _theirs(dp_accounting.dp_event.RepeatAndSelectDpEvent(trial, 8.0, 1.0), DEFAULT_ORDERS)
     np.testing.assert_allclose(ours, theirs, rtol=1e-6)
 
@@ -118,10 +119,20 @@ def test_the_rdp_ledger_prices_a_repeated_trial_as_dp_accounting_and_round_trips
     ledger = Ledger(20.0, 1e-6, RDPAccountant())
     ledger.charge(event)
     theirs = dp_accounting.rdp.RdpAccountant(orders=list(DEFAULT_ORDERS))
-    theirs.compose(dp_accounting.dp_event.RepeatAndSelectDpEvent(dp_accounting.ComposedDpEvent([
-        dp_accounting.SelfComposedDpEvent(
-            dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)), 300),
-        dp_accounting.LaplaceDpEvent(20.0)]), 10.0, 1.0))
+    theirs.compose(
+        dp_accounting.dp_event.RepeatAndSelectDpEvent(
+            dp_accounting.ComposedDpEvent(
+                [
+                    dp_accounting.SelfComposedDpEvent(
+                        dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)), 300
+                    ),
+                    dp_accounting.LaplaceDpEvent(20.0),
+                ]
+            ),
+            10.0,
+            1.0,
+        )
+    )
     assert ledger.eps_spent == pytest.approx(theirs.get_epsilon(1e-6), rel=1e-6)
     assert event_from_json(event_to_json(event)) == event
     with pytest.raises(UnsupportedEvent):

@@ -82,11 +82,17 @@ def test_unknown_sampler_name_is_refused_naming_the_valid_ones():
             pass
 
 
-@pytest.mark.parametrize("call", [
-    lambda ledger: vector_laplace_mechanism(np.zeros(2), sensitivity=1.0, epsilon=1.0, rng=_rng(), ledger=ledger),
-    lambda ledger: sample_vector_laplace(3, 1.0, _rng()),
-    lambda ledger: objective_perturbation_noise(2, gradient_bound=1.0, epsilon=1.0, delta=1e-5, rng=_rng(), ledger=ledger),
-], ids=["vector_laplace_mechanism", "sample_vector_laplace", "objective_perturbation_noise"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda ledger: vector_laplace_mechanism(np.zeros(2), sensitivity=1.0, epsilon=1.0, rng=_rng(), ledger=ledger),
+        lambda ledger: sample_vector_laplace(3, 1.0, _rng()),
+        lambda ledger: objective_perturbation_noise(
+            2, gradient_bound=1.0, epsilon=1.0, delta=1e-5, rng=_rng(), ledger=ledger
+        ),
+    ],
+    ids=["vector_laplace_mechanism", "sample_vector_laplace", "objective_perturbation_noise"],
+)
 def test_mechanisms_without_a_secure_version_refuse_it_before_charging(call):
     ledger = Ledger(1e6, 0.5, "approx")
     with use_sampler("secure"), pytest.raises(UnsupportedSampler, match="privacy.sampler=secure is not available"):
@@ -98,31 +104,71 @@ def test_the_numpy_sampler_is_bit_identical_to_before():
     """Values computed on the code before the samplers existed (same seeds, same calls)."""
     assert laplace_mechanism(0.5, sensitivity=1.0, epsilon=0.7, rng=_rng(1), ledger=_pure()) == 0.5341817660016386
     assert laplace_mechanism(np.arange(3.0), sensitivity=2.0, epsilon=0.5, rng=_rng(2), ledger=_pure()).tolist() == [
-        -2.5909803806791754, -1.0634713453366067, 5.960303283594711]
-    assert subsampled_laplace_mechanism(np.arange(2.0), sensitivity=1.0, epsilon=0.5, sample_size=3, population=10,
-                                        rng=_rng(3), ledger=_pure()).tolist() == [-3.528697195300039, -0.4946956546505046]
-    assert gaussian_mechanism(np.arange(3.0), sensitivity=1.5, noise_multiplier=1.2, rng=_rng(4), ledger=_rdp()).tolist() == [
-        -1.1732240747010412, 0.6855088738136011, 4.994703184504154]
+        -2.5909803806791754,
+        -1.0634713453366067,
+        5.960303283594711,
+    ]
+    assert subsampled_laplace_mechanism(
+        np.arange(2.0), sensitivity=1.0, epsilon=0.5, sample_size=3, population=10, rng=_rng(3), ledger=_pure()
+    ).tolist() == [-3.528697195300039, -0.4946956546505046]
+    assert gaussian_mechanism(
+        np.arange(3.0), sensitivity=1.5, noise_multiplier=1.2, rng=_rng(4), ledger=_rdp()
+    ).tolist() == [-1.1732240747010412, 0.6855088738136011, 4.994703184504154]
     v = np.array([0.0, 1.0, 2.0, 0.5])
     assert [exponential_mechanism(v, sensitivity=1.0, epsilon=0.3, rng=_rng(s), ledger=_pure()) for s in range(8)] == [
-        3, 2, 3, 0, 3, 3, 2, 3]
+        3,
+        2,
+        3,
+        0,
+        3,
+        3,
+        2,
+        3,
+    ]
     assert [report_noisy_max(v, sensitivity=1.0, epsilon=0.3, rng=_rng(s), ledger=_pure()) for s in range(8)] == [
-        0, 1, 2, 2, 2, 1, 0, 1]
+        0,
+        1,
+        2,
+        2,
+        2,
+        1,
+        0,
+        1,
+    ]
     queries = [0.0, 1.0, 2.0, 3.0, 4.0]
-    assert [above_threshold(queries, 2.0, max_queries=5, sensitivity=1.0, epsilon=1.0, rng=_rng(s), ledger=_pure())
-            for s in range(8)] == [3, 0, 1, 1, 1, None, 3, 0]
-    assert [above_threshold(queries, 2.0, max_queries=5, sensitivity=1.0, rho=0.5, noise="gaussian", rng=_rng(s),
-                            ledger=_rdp()) for s in range(8)] == [1, 3, 3, None, 1, 2, 0, None]
+    assert [
+        above_threshold(queries, 2.0, max_queries=5, sensitivity=1.0, epsilon=1.0, rng=_rng(s), ledger=_pure())
+        for s in range(8)
+    ] == [3, 0, 1, 1, 1, None, 3, 0]
+    assert [
+        above_threshold(
+            queries, 2.0, max_queries=5, sensitivity=1.0, rho=0.5, noise="gaussian", rng=_rng(s), ledger=_rdp()
+        )
+        for s in range(8)
+    ] == [1, 3, 3, None, 1, 2, 0, None]
     assert sample_above_threshold(np.arange(3.0), 1.0, sensitivity=1.0, rng=_rng(9), size=6, epsilon=1.0).tolist() == [
-        0, 1, 1, 0, 1, 1]
-    assert objective_perturbation_noise(2, gradient_bound=1.0, epsilon=1.0, delta=1e-5, rng=_rng(10),
-                                        ledger=Ledger(1e6, 0.5, "approx")).tolist() == [-11.123959863760101, -7.309765199560475]
+        0,
+        1,
+        1,
+        0,
+        1,
+        1,
+    ]
+    assert objective_perturbation_noise(
+        2, gradient_bound=1.0, epsilon=1.0, delta=1e-5, rng=_rng(10), ledger=Ledger(1e6, 0.5, "approx")
+    ).tolist() == [-11.123959863760101, -7.309765199560475]
 
 
 def test_secure_releases_are_reproducible_for_a_fixed_seed():
     with use_sampler("secure"):
-        runs = [laplace_mechanism(np.arange(5.0), sensitivity=1.0, epsilon=0.5, rng=_rng(7), ledger=_pure()) for _ in range(2)]
-        picks = [report_noisy_max(np.arange(9.0), sensitivity=1.0, epsilon=0.5, rng=_rng(7), ledger=_pure()) for _ in range(2)]
+        runs = [
+            laplace_mechanism(np.arange(5.0), sensitivity=1.0, epsilon=0.5, rng=_rng(7), ledger=_pure())
+            for _ in range(2)
+        ]
+        picks = [
+            report_noisy_max(np.arange(9.0), sensitivity=1.0, epsilon=0.5, rng=_rng(7), ledger=_pure())
+            for _ in range(2)
+        ]
     assert np.array_equal(*runs) and picks[0] == picks[1]
 
 
@@ -138,6 +184,7 @@ def test_secure_outputs_of_0_and_1_lie_on_one_grid_so_each_is_possible_under_the
     (Δ, ε or σ, d) alone and Z discrete Laplace / Gaussian, whose pmf is > 0 on all of Z. So an output y
     of input 0 is possible under input 1 iff y/g − rint(1/g) is an integer, i.e. iff y is on the grid:
     every output is, whatever the input (0, 1, a non-grid −3.7, a large 1234.5678)."""
+
     def release(x, seed):
         if mechanism == "laplace":
             return laplace_mechanism(x, sensitivity=1.0, epsilon=1.0, rng=_rng(seed), ledger=_pure())
@@ -312,10 +359,25 @@ def test_secure_above_threshold_agrees_for_sequences_and_callables():
     queries = [0.0, 1.0, 2.0, 3.0, 4.0]
     with use_sampler("secure"):
         for noise, budget, ledger in (("laplace", {"epsilon": 1.0}, _pure), ("gaussian", {"rho": 0.5}, _rdp)):
-            seq = [above_threshold(queries, 2.0, max_queries=5, sensitivity=1.0, noise=noise, rng=_rng(s),
-                                   ledger=ledger(), **budget) for s in range(20)]
-            fun = [above_threshold(lambda i: queries[i], 2.0, max_queries=5, sensitivity=1.0, noise=noise, rng=_rng(s),
-                                   ledger=ledger(), **budget) for s in range(20)]
+            seq = [
+                above_threshold(
+                    queries, 2.0, max_queries=5, sensitivity=1.0, noise=noise, rng=_rng(s), ledger=ledger(), **budget
+                )
+                for s in range(20)
+            ]
+            fun = [
+                above_threshold(
+                    lambda i: queries[i],
+                    2.0,
+                    max_queries=5,
+                    sensitivity=1.0,
+                    noise=noise,
+                    rng=_rng(s),
+                    ledger=ledger(),
+                    **budget,
+                )
+                for s in range(20)
+            ]
             assert seq == fun and len(set(seq)) > 2
 
 
@@ -324,8 +386,11 @@ def test_secure_selection_prefers_the_best_candidate():
     ε = 1 the best of 5 candidates wins nearly always (≥ 95% of 400 runs; expected ≥ 99.9%)."""
     u = np.array([0.0, 20.0, 1.0, 0.0, 5.0])
     with use_sampler("secure"):
-        picks = [f(u, sensitivity=1.0, epsilon=1.0, rng=_rng(s), ledger=_pure())
-                 for f in (exponential_mechanism, report_noisy_max) for s in range(200)]
+        picks = [
+            f(u, sensitivity=1.0, epsilon=1.0, rng=_rng(s), ledger=_pure())
+            for f in (exponential_mechanism, report_noisy_max)
+            for s in range(200)
+        ]
     assert np.mean(np.array(picks) == 1) >= 0.95
 
 

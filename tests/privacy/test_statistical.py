@@ -34,8 +34,12 @@ SENSITIVITY = 1.0
 def audit(in_event_d: np.ndarray, in_event_d_prime: np.ndarray, delta: float = 0.0) -> float:
     """The 99% lower bound on ln((P[M(D) ∈ S] − δ) / P[M(D′) ∈ S]) from the indicator samples."""
     return epsilon_lower_bound(
-        int(in_event_d.sum()), in_event_d.size, int(in_event_d_prime.sum()), in_event_d_prime.size,
-        delta=delta, confidence=CONFIDENCE,
+        int(in_event_d.sum()),
+        in_event_d.size,
+        int(in_event_d_prime.sum()),
+        in_event_d_prime.size,
+        delta=delta,
+        confidence=CONFIDENCE,
     )
 
 
@@ -47,8 +51,11 @@ def laplace_audit(mechanism_epsilon: float) -> float:
     is the most probable such set: the analytically best event, with P_D[S]/P_D′[S] = e^{ε} exactly."""
     samples = [
         laplace_mechanism(
-            np.full(N, value), sensitivity=SENSITIVITY, epsilon=mechanism_epsilon,
-            rng=np.random.default_rng(seed), ledger=Ledger(10.0, DELTA, PureDPAccountant()),
+            np.full(N, value),
+            sensitivity=SENSITIVITY,
+            epsilon=mechanism_epsilon,
+            rng=np.random.default_rng(seed),
+            ledger=Ledger(10.0, DELTA, PureDPAccountant()),
         )
         for value, seed in ((0.0, 101), (SENSITIVITY, 102))
     ]
@@ -83,8 +90,11 @@ def gaussian_audit(noise_multiplier: float) -> float:
     t = best_gaussian_threshold(noise_multiplier * SENSITIVITY)
     samples = [
         gaussian_mechanism(
-            np.full(N, value), sensitivity=SENSITIVITY, noise_multiplier=noise_multiplier,
-            rng=np.random.default_rng(seed), ledger=Ledger(10.0, DELTA, RDPAccountant()),
+            np.full(N, value),
+            sensitivity=SENSITIVITY,
+            noise_multiplier=noise_multiplier,
+            rng=np.random.default_rng(seed),
+            ledger=Ledger(10.0, DELTA, RDPAccountant()),
         )
         for value, seed in ((0.0, 201), (SENSITIVITY, 202))
     ]
@@ -120,8 +130,13 @@ SVT_EVENT = 8
 def svt_audit(mechanism_epsilon: float) -> float:
     runs = [
         sample_above_threshold(
-            queries, 0.0, sensitivity=SENSITIVITY, rng=np.random.default_rng(seed), size=N,
-            noise="laplace", epsilon=mechanism_epsilon,
+            queries,
+            0.0,
+            sensitivity=SENSITIVITY,
+            rng=np.random.default_rng(seed),
+            size=N,
+            noise="laplace",
+            epsilon=mechanism_epsilon,
         )
         for queries, seed in ((SVT_D, 301), (SVT_D_PRIME, 302))
     ]

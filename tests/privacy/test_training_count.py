@@ -22,8 +22,16 @@ from dpbench.privacy.events import PoissonSampledEvent
 from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.serialize import events_from_summary
 
-TINY = ("dataset=synthetic_logreg", "dataset.n=1000", "dataset.d=5", "progress=false", "privacy.eps=1.0",
-        "privacy.delta=1e-6", "privacy.noise_key=seed", "reps=3")
+TINY = (
+    "dataset=synthetic_logreg",
+    "dataset.n=1000",
+    "dataset.d=5",
+    "progress=false",
+    "privacy.eps=1.0",
+    "privacy.delta=1e-6",
+    "privacy.noise_key=seed",
+    "reps=3",
+)
 
 
 def _job(compose_run_config, tmp_path, *overrides):
@@ -59,7 +67,7 @@ def test_an_add_remove_run_pays_for_n_and_its_method_reads_only_the_noisy_count(
     assert (results["eps_count"] == 0.05).all() and (results["n_train"] == 800).all()
     assert (results["n_public"] != results["n_train"]).any()  # ñ = 800 + Lap(20), rounded
     for (_, row), summary in zip(results.iterrows(), ledgers):
-        (count_event, _), = events_from_summary(summary["count"])
+        ((count_event, _),) = events_from_summary(summary["count"])
         assert type(count_event).__name__ == "LaplaceEvent" and count_event.noise_multiplier == pytest.approx(20.0)
         rates = {e.sampling_rate for e, _ in events_from_summary(summary) if isinstance(e, PoissonSampledEvent)}
         n_public = int(row["n_public"])

@@ -89,7 +89,9 @@ def test_a_training_ledger_keeps_the_trial_within_its_share_at_the_order(account
     assert charged > 1 and spent <= budget.train_rdp
     one_more = charged + 1
     if rdp_of_one is not None:
-        assert one_more * rdp_of_one(budget.order) > budget.train_rdp * (1 - 1e-9)  # the filter was not needlessly strict
+        assert one_more * rdp_of_one(budget.order) > budget.train_rdp * (
+            1 - 1e-9
+        )  # the filter was not needlessly strict
     else:  # pure: ε-DP is (α, min(ε, αε²/2))-RDP
         eps = one_more * 0.004
         assert min(eps, budget.order * eps**2 / 2) > budget.train_rdp * (1 - 1e-9)

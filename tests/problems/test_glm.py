@@ -50,7 +50,10 @@ def test_gradient_matches_finite_differences(loss, params):
     w = np.random.default_rng(3).normal(size=5) * 0.3
     _, grad = problem.objective_and_gradient(w)
     eps = 1e-6
-    numeric = [(problem.evaluate_objective(w + eps * e) - problem.evaluate_objective(w - eps * e)) / (2 * eps) for e in np.eye(5)]
+    numeric = [
+        (problem.evaluate_objective(w + eps * e) - problem.evaluate_objective(w - eps * e)) / (2 * eps)
+        for e in np.eye(5)
+    ]
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-7)
 
 

@@ -174,21 +174,30 @@ def test_metropolis_matches_the_exponential_mechanism_density_in_1d():
 
 def test_metropolis_box_validates_and_stays_in_the_box():
     rng = np.random.default_rng(0)
-    result = metropolis_box(lambda X: np.zeros(len(X)), np.zeros((500, 3)), half_width=0.5, proposal_std=1.0, n_steps=50, rng=rng)
+    result = metropolis_box(
+        lambda X: np.zeros(len(X)), np.zeros((500, 3)), half_width=0.5, proposal_std=1.0, n_steps=50, rng=rng
+    )
     assert np.all(np.abs(result.x) <= 0.5)
     assert 0.0 < result.acceptance_rate.mean() < 1.0
     with pytest.raises(ValueError, match=r"proposal_std must be a finite number > 0, got 0"):
         metropolis_box(lambda X: np.zeros(len(X)), np.zeros((2, 1)), half_width=1.0, proposal_std=0, n_steps=5, rng=rng)
     with pytest.raises(ValueError, match=r"n_steps must be an integer >= 1, got 0"):
-        metropolis_box(lambda X: np.zeros(len(X)), np.zeros((2, 1)), half_width=1.0, proposal_std=1.0, n_steps=0, rng=rng)
+        metropolis_box(
+            lambda X: np.zeros(len(X)), np.zeros((2, 1)), half_width=1.0, proposal_std=1.0, n_steps=0, rng=rng
+        )
     with pytest.raises(ValueError, match="must lie in the box"):
-        metropolis_box(lambda X: np.zeros(len(X)), np.full((2, 1), 3.0), half_width=1.0, proposal_std=1.0, n_steps=5, rng=rng)
+        metropolis_box(
+            lambda X: np.zeros(len(X)), np.full((2, 1), 3.0), half_width=1.0, proposal_std=1.0, n_steps=5, rng=rng
+        )
 
 
 def test_exponential_mcmc_proposal_reading_and_start():
     p = make_problem(6, d=3, c=4.0, seed=0)
+
     def run(**kw):
-        return exponential_mcmc(p, epsilon=1.0, runs=10, n_steps=3, rng=np.random.default_rng(0), ledger=_ledger(1.0, "approx"), **kw)
+        return exponential_mcmc(
+            p, epsilon=1.0, runs=10, n_steps=3, rng=np.random.default_rng(0), ledger=_ledger(1.0, "approx"), **kw
+        )
 
     assert run().info["proposal_std"] == pytest.approx(math.sqrt(0.4))  # Σ = ηc·I read as a covariance
     assert run(proposal="std").info["proposal_std"] == pytest.approx(0.4)
@@ -293,8 +302,12 @@ def test_subgradient_index_law_is_the_exponential_mechanism(selection, sign):
 
 def test_subgradient_index_law_survives_huge_score_gaps():
     U = np.array([[0.0, 1e6, -1e6]])
-    np.testing.assert_array_equal(subgradient_index_probabilities(U, epsilon=1.0, b_max=1.0, selection="printed"), [[0.0, 0.0, 1.0]])
-    np.testing.assert_array_equal(subgradient_index_probabilities(U, epsilon=1.0, b_max=1.0), [[0.0, 1.0, 0.0]])  # active
+    np.testing.assert_array_equal(
+        subgradient_index_probabilities(U, epsilon=1.0, b_max=1.0, selection="printed"), [[0.0, 0.0, 1.0]]
+    )
+    np.testing.assert_array_equal(
+        subgradient_index_probabilities(U, epsilon=1.0, b_max=1.0), [[0.0, 1.0, 0.0]]
+    )  # active
 
 
 @pytest.mark.parametrize("selection", ["printed", "active"])
@@ -304,7 +317,13 @@ def test_private_subgradient_first_step_follows_the_index_law(selection):
     p = make_problem(5, d=3, c=10.0, b_max=0.8, seed=11)
     eps, n = 3.0, 50_000
     release = private_subgradient(
-        p, epsilon=eps, runs=n, rng=np.random.default_rng(12), ledger=_ledger(eps), iterations=1, project=False,
+        p,
+        epsilon=eps,
+        runs=n,
+        rng=np.random.default_rng(12),
+        ledger=_ledger(eps),
+        iterations=1,
+        project=False,
         selection=selection,
     )
     alpha = step_sizes(p, 1)[0]
@@ -340,7 +359,9 @@ def test_subgradient_method_approaches_the_lp_optimum():
 
 def test_private_subgradient_keeps_a_feasible_path():
     p = make_problem(10, d=3, c=0.3, seed=15)
-    release = private_subgradient(p, epsilon=1.0, runs=7, rng=np.random.default_rng(0), ledger=_ledger(), iterations=20, keep_path=True)
+    release = private_subgradient(
+        p, epsilon=1.0, runs=7, rng=np.random.default_rng(0), ledger=_ledger(), iterations=20, keep_path=True
+    )
     path = release.info["path"]
     assert path.shape == (21, 7, 3) and np.all(np.abs(path) <= p.c)
     np.testing.assert_array_equal(path[-1], release.x)
@@ -391,7 +412,9 @@ def test_mcmc_accounting_is_approximate_by_default():
     assert ledger.eps_spent == 0.5
     with pytest.raises(UnsupportedEvent):  # a pure ledger cannot be told MCMC is pure by default
         exponential_mcmc(p, epsilon=0.5, runs=2, rng=np.random.default_rng(0), ledger=_ledger(1.0), n_steps=5)
-    pure = exponential_mcmc(p, epsilon=0.5, runs=2, rng=np.random.default_rng(0), ledger=_ledger(1.0), n_steps=5, accounting="pure")
+    pure = exponential_mcmc(
+        p, epsilon=0.5, runs=2, rng=np.random.default_rng(0), ledger=_ledger(1.0), n_steps=5, accounting="pure"
+    )
     assert pure.event == PureDPEvent(0.5) and not pure.exact and "caveat" in pure.info
     with pytest.raises(ValueError, match=r"delta must be in \(0, 1\), got 0\.0"):
         exponential_mcmc(p, epsilon=0.5, runs=2, rng=np.random.default_rng(0), ledger=ledger, delta=0.0)
@@ -446,13 +469,28 @@ def test_mechanisms_reject_bad_values(name, kwargs, message):
         (lambda p, kw: exponential_mcmc(p, eta=0.0, **kw), r"eta must be a finite number > 0, got 0\.0"),
         (lambda p, kw: exponential_mcmc(p, n_steps=0, **kw), r"n_steps must be an integer >= 1, got 0"),
         (lambda p, kw: exponential_mcmc(p, proposal="var", **kw), r"proposal must be one of variance, std, got 'var'"),
-        (lambda p, kw: exponential_mcmc(p, start="corner", **kw), r"start must be one of center, uniform, got 'corner'"),
-        (lambda p, kw: exponential_mcmc(p, accounting="rdp", **kw), r"accounting must be one of approx, pure, got 'rdp'"),
+        (
+            lambda p, kw: exponential_mcmc(p, start="corner", **kw),
+            r"start must be one of center, uniform, got 'corner'",
+        ),
+        (
+            lambda p, kw: exponential_mcmc(p, accounting="rdp", **kw),
+            r"accounting must be one of approx, pure, got 'rdp'",
+        ),
         (lambda p, kw: private_subgradient(p, iterations=0, **kw), r"iterations must be an integer >= 1, got 0"),
-        (lambda p, kw: private_subgradient(p, step_rule="adam", **kw), r"step_rule must be one of constant, diminishing, got 'adam'"),
-        (lambda p, kw: private_subgradient(p, step_scale=-1.0, **kw), r"step_scale must be a finite number > 0, got -1\.0"),
+        (
+            lambda p, kw: private_subgradient(p, step_rule="adam", **kw),
+            r"step_rule must be one of constant, diminishing, got 'adam'",
+        ),
+        (
+            lambda p, kw: private_subgradient(p, step_scale=-1.0, **kw),
+            r"step_scale must be a finite number > 0, got -1\.0",
+        ),
         (lambda p, kw: private_subgradient(p, output="best", **kw), r"output must be one of last, average, got 'best'"),
-        (lambda p, kw: private_subgradient(p, selection="max", **kw), r"selection must be one of printed, active, got 'max'"),
+        (
+            lambda p, kw: private_subgradient(p, selection="max", **kw),
+            r"selection must be one of printed, active, got 'max'",
+        ),
     ],
 )
 def test_hyper_parameters_are_validated_before_any_charge(call, message):

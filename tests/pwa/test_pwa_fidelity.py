@@ -36,7 +36,9 @@ def _ledger(eps: float) -> Ledger:
 def test_the_mode_is_validated(name):
     assert make_algorithm(name, {}).fidelity == "correct" and make_algorithm(name, {}).fidelity_mode is None
     assert make_algorithm(name, {"fidelity": "paper"}).fidelity_mode.breaks_guarantee == ""  # still ε-DP
-    with pytest.raises(ConfigError, match=rf"algorithm {name}: fidelity must be one of correct, paper, got 'authors_code'"):
+    with pytest.raises(
+        ConfigError, match=rf"algorithm {name}: fidelity must be one of correct, paper, got 'authors_code'"
+    ):
         make_algorithm(name, {"fidelity": "authors_code"})
 
 
@@ -46,8 +48,9 @@ def test_the_solution_noise_scale_is_delta_over_eps_and_sqrt_d_times_that_as_pri
     x_opt, _ = problem.solve()
     noise, scales = {}, {}
     for fidelity in ("correct", "paper"):
-        release = PWALaplaceSolution(fidelity=fidelity).release(problem, epsilon=2.0, runs=500,
-                                                                 rng=np.random.default_rng(3), ledger=_ledger(2.0))
+        release = PWALaplaceSolution(fidelity=fidelity).release(
+            problem, epsilon=2.0, runs=500, rng=np.random.default_rng(3), ledger=_ledger(2.0)
+        )
         noise[fidelity], scales[fidelity] = release.x - x_opt, release.info["noise_scale"]
     assert scales == {"correct": 1.0, "paper": 2.0}  # Δ/ε = 2/2; √d·Δ/ε = 2·2/2
     np.testing.assert_allclose(noise["paper"], 2.0 * noise["correct"], rtol=1e-12)  # the same draws, √d = 2 times
@@ -62,9 +65,14 @@ def _three_pieces() -> PWAProblem:
 
 def test_the_selection_law_is_hand_computed_in_both_modes():
     b = _three_pieces().b
-    np.testing.assert_allclose(subgradient_index_probabilities(b, epsilon=2.0, b_max=1.0), [np.array(HALF) / 7], rtol=1e-12)
-    np.testing.assert_allclose(subgradient_index_probabilities(b, epsilon=2.0, b_max=1.0, selection="printed"),
-                               [np.array(HALF[::-1]) / 7], rtol=1e-12)
+    np.testing.assert_allclose(
+        subgradient_index_probabilities(b, epsilon=2.0, b_max=1.0), [np.array(HALF) / 7], rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        subgradient_index_probabilities(b, epsilon=2.0, b_max=1.0, selection="printed"),
+        [np.array(HALF[::-1]) / 7],
+        rtol=1e-12,
+    )
 
 
 @pytest.mark.parametrize("fidelity, law", [("correct", HALF), ("paper", HALF[::-1])])

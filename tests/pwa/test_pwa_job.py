@@ -16,10 +16,22 @@ from dpbench.pwa import make_problem
 from dpbench.pwa.algorithms import PWALaplaceData
 from dpbench.pwa.mechanisms import laplace_data
 
-PWA = ("dataset=synthetic_pwa", "model=pwa", "progress=false", "dataset.m=8", "dataset.d=3", "privacy.neighbouring=replace_one")
+PWA = (
+    "dataset=synthetic_pwa",
+    "model=pwa",
+    "progress=false",
+    "dataset.m=8",
+    "dataset.d=3",
+    "privacy.neighbouring=replace_one",
+)
 ALGORITHMS = (
-    "pwa_laplace_data", "pwa_laplace_solution", "pwa_laplace_solution_paper", "pwa_exponential", "pwa_subgradient",
-    "pwa_subgradient_paper", "pwa_subgradient_nonprivate",
+    "pwa_laplace_data",
+    "pwa_laplace_solution",
+    "pwa_laplace_solution_paper",
+    "pwa_exponential",
+    "pwa_subgradient",
+    "pwa_subgradient_paper",
+    "pwa_subgradient_nonprivate",
 )
 
 
@@ -76,7 +88,9 @@ def test_same_seed_same_numbers_and_finished_jobs_are_skipped(compose_run_config
     a = run_job(cfg, tmp_path / "a", key_dir=tmp_path)  # one sweep: one secret noise key
     b = run_job(cfg, tmp_path / "b", key_dir=tmp_path)
     pd.testing.assert_series_equal(a["train_objective"], b["train_objective"])
-    other = run_job(_cfg(compose_run_config, "algorithm=pwa_subgradient", "reps=120", "seed=1"), tmp_path / "c", key_dir=tmp_path)
+    other = run_job(
+        _cfg(compose_run_config, "algorithm=pwa_subgradient", "reps=120", "seed=1"), tmp_path / "c", key_dir=tmp_path
+    )
     assert not np.allclose(a["train_objective"], other["train_objective"])
     other_key = run_job(cfg, tmp_path / "d")
     assert not np.allclose(a["train_objective"], other_key["train_objective"])
@@ -101,8 +115,14 @@ def test_an_overspending_mechanism_is_a_privacy_violation(compose_run_config, tm
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        (("algorithm=pwa_subgradient", "dataset=synthetic_logreg", "model=logreg"), r"dataset=synthetic_logreg and model=logreg do not fit algorithm=pwa_subgradient, which needs han_pwa's dataset=synthetic_pwa model=pwa"),
-        (("dataset=synthetic_pwa",), r"dataset=synthetic_pwa does not fit algorithm=dp_blsgd, which needs a linear-model dataset"),
+        (
+            ("algorithm=pwa_subgradient", "dataset=synthetic_logreg", "model=logreg"),
+            r"dataset=synthetic_logreg and model=logreg do not fit algorithm=pwa_subgradient, which needs han_pwa's dataset=synthetic_pwa model=pwa",
+        ),
+        (
+            ("dataset=synthetic_pwa",),
+            r"dataset=synthetic_pwa does not fit algorithm=dp_blsgd, which needs a linear-model dataset",
+        ),
         (("dataset=synthetic_pwa", "model=pwa"), r"dataset=synthetic_pwa and model=pwa do not fit algorithm=dp_blsgd"),
         (("algorithm=dp_sgd", "model=pwa"), r"model=pwa does not fit algorithm=dp_sgd"),
     ],
@@ -141,6 +161,7 @@ def sweeps(tmp_path_factory):
     register_resolvers()
     root = tmp_path_factory.mktemp("han")
     with initialize_config_dir(str(config_dir()), version_base="1.3"):
+
         def run(name, *overrides):
             cfg = compose("config", overrides=[*PWA, "reps=30", "privacy.eps=0.1", *overrides])
             run_job(RunConfig.from_dictconfig(cfg), root / name / "_".join(overrides))
@@ -149,8 +170,14 @@ def sweeps(tmp_path_factory):
             for k in (1, 10, 50):
                 for scale in (1.0, 0.1):
                     run("fig1", f"algorithm={algorithm}", f"algorithm.iterations={k}", f"algorithm.step_scale={scale}")
-        for algorithm in ("pwa_laplace_data", "pwa_laplace_solution_paper", "pwa_exponential", "pwa_subgradient_paper",
-                          "pwa_subgradient", "pwa_subgradient_small_step"):
+        for algorithm in (
+            "pwa_laplace_data",
+            "pwa_laplace_solution_paper",
+            "pwa_exponential",
+            "pwa_subgradient_paper",
+            "pwa_subgradient",
+            "pwa_subgradient_small_step",
+        ):
             for c in (0.1, 1.0):
                 extra = ("algorithm.n_steps=300",) if algorithm == "pwa_exponential" else ()
                 run("fig2", f"algorithm={algorithm}", f"dataset.c={c}", *extra)

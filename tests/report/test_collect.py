@@ -29,16 +29,24 @@ SUMMARY = """# kuru_acc Figs 3–4
 def test_claims_are_read_with_the_numbers_under_them():
     claims = claims_in(SUMMARY)
     assert [(c.claim, c.verdict) for c in claims] == [
-        ("(a) accelerated methods beat DP-GD, best over T", "HOLDS"), ("(b) DP-NAG-opt has the lowest value", "FAILS"),
+        ("(a) accelerated methods beat DP-GD, best over T", "HOLDS"),
+        ("(b) DP-NAG-opt has the lowest value", "FAILS"),
     ]
     assert claims[0].evidence == ["c = 0.1: DP-HB -0.977 < DP-GD 1.076", "c = 1: DP-HB -1.579 < DP-GD -0.541"]
     assert claims[1].evidence == ["c = 1: DP-NAG-opt -1.970, DP-MASG-opt -2.1"]  # the next heading ends it
 
 
-@pytest.mark.parametrize(("experiment", "figure"), [
-    ("kuru_fig3", "kuru.fig3"), ("kuru_fig4", "kuru.fig4"), ("chen_lee_fig3_public", "chen_lee.fig3"),
-    ("kusner_utility_logreg", "kusner.utility"), ("leaderboard", "leaderboard"), ("han_fig2", "han.fig2"),
-])
+@pytest.mark.parametrize(
+    ("experiment", "figure"),
+    [
+        ("kuru_fig3", "kuru.fig3"),
+        ("kuru_fig4", "kuru.fig4"),
+        ("chen_lee_fig3_public", "chen_lee.fig3"),
+        ("kusner_utility_logreg", "kusner.utility"),
+        ("leaderboard", "leaderboard"),
+        ("han_fig2", "han.fig2"),
+    ],
+)
 def test_a_preset_sweep_gets_its_papers_figure(experiment, figure):
     assert [r.name for r in recipes_for([experiment], pd.DataFrame())] == [figure]
 

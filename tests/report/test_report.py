@@ -28,8 +28,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "sweeps"
-SECTIONS = ("index", "leaderboard", "sweep-0", "sweep-0-figures", "sweep-0-ledgers", "sweep-0-status", "sweep-0-provenance",
-            "sweep-1", "sweep-1-figures", "sweep-1-ledgers", "sweep-1-status", "sweep-1-provenance")
+SECTIONS = (
+    "index",
+    "leaderboard",
+    "sweep-0",
+    "sweep-0-figures",
+    "sweep-0-ledgers",
+    "sweep-0-status",
+    "sweep-0-provenance",
+    "sweep-1",
+    "sweep-1-figures",
+    "sweep-1-ledgers",
+    "sweep-1-status",
+    "sweep-1-provenance",
+)
 
 
 def _command(name: str) -> list[str]:
@@ -64,7 +76,12 @@ def report(tmp_path_factory) -> Path:
     out = work / "report.html"
     done = subprocess.run(
         [*_command("dpbench-report"), "sweeps/leaderboard", "sweeps/han_fig2", "--out", str(out)],
-        cwd=work, env={**os.environ, "DPBENCH_CACHE": str(work / "cache")}, capture_output=True, text=True, timeout=600, check=False,
+        cwd=work,
+        env={**os.environ, "DPBENCH_CACHE": str(work / "cache")},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "2 sweep(s)" in done.stdout
@@ -75,13 +92,13 @@ def test_every_section_is_in_the_page(report):
     page = report.read_text()
     for section in SECTIONS:
         assert f'id="{section}"' in page, section
-    leaderboard = page[page.index('id="leaderboard"'):page.index('id="sweep-0"')]
+    leaderboard = page[page.index('id="leaderboard"') : page.index('id="sweep-0"')]
     assert "data:image/png;base64," in leaderboard  # the board's figure, drawn
-    han = page[page.index('id="sweep-1"'):]
+    han = page[page.index('id="sweep-1"') :]
     assert 'data-figure="han.fig2"' in han and re.search(r'class="verdict (HOLDS|FAILS)"', han)
-    assert "pwa_subgradient" in page[page.index('id="sweep-1-ledgers"'):page.index('id="sweep-1-status"')]
+    assert "pwa_subgradient" in page[page.index('id="sweep-1-ledgers"') : page.index('id="sweep-1-status"')]
     assert "12 jobs: 12 finished, 0 stale, 0 failed" in han and "Stale jobs" not in han
-    board = page[page.index('id="sweep-0"'):page.index('id="sweep-1"')]
+    board = page[page.index('id="sweep-0"') : page.index('id="sweep-1"')]
     assert re.search(r"\d+ jobs: 0 finished, \d+ stale, 0 failed", board) and "Stale jobs" in board
 
 
@@ -149,11 +166,27 @@ def browse(chromium: str, url: str, tmp_path: Path, *extra: str) -> tuple[str, s
     proxy = RecordingProxy()
     try:
         done = subprocess.run(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'chromium-profile'}", f"--proxy-server=http://127.0.0.1:{proxy.port}",
-             "--proxy-bypass-list=<-loopback>", "--virtual-time-budget=3000", *extra, url],
-            capture_output=True, text=True, timeout=120, check=False,
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--user-data-dir={tmp_path / 'chromium-profile'}",
+                f"--proxy-server=http://127.0.0.1:{proxy.port}",
+                "--proxy-bypass-list=<-loopback>",
+                "--virtual-time-budget=3000",
+                *extra,
+                url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
     finally:
         proxy.close()
@@ -196,12 +229,16 @@ HIDDEN = {  # what a screenshot hides to show one section at the top of the wind
 }
 
 
-@pytest.mark.parametrize(("section", "name"), [("leaderboard", "report_leaderboard.png"), ("sweep-1-figures", "report_paper_section.png")])
+@pytest.mark.parametrize(
+    ("section", "name"), [("leaderboard", "report_leaderboard.png"), ("sweep-1-figures", "report_paper_section.png")]
+)
 def test_screenshots(chromium, browser_own, report, tmp_path, section, name):
     """Screenshots of the leaderboard and a paper section, each shown alone by a copy of the page with
     one more style rule. ``DPBENCH_SCREENSHOT_DIR=docs`` keeps them there (how docs/report_*.png are made)."""
     view = tmp_path / "view.html"
-    view.write_text(report.read_text().replace("</head>", f"<style>{HIDDEN[section]} {{ display: none; }}</style></head>", 1))
+    view.write_text(
+        report.read_text().replace("</head>", f"<style>{HIDDEN[section]} {{ display: none; }}</style></head>", 1)
+    )
     shot = tmp_path / name
     _, destinations = browse(chromium, view.as_uri(), tmp_path, f"--screenshot={shot}", "--window-size=1280,1400")
     assert destinations - browser_own == set()

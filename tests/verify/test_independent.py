@@ -91,8 +91,14 @@ def test_laplace_under_a_pure_ledger_gets_pld_only():
     assert check_independent(verdict, ledger.eps_spent)[::2] == ("n/a", "<=")
 
 
-@pytest.mark.parametrize("event", [PureDPEvent(0.1), LaplaceAboveThresholdEvent(0.1, 0.05),
-                                   PoissonSampledEvent(0.1, ComposedEvent((GaussianEvent(2.0), LaplaceAboveThresholdEvent(0.1, 0.05))))])
+@pytest.mark.parametrize(
+    "event",
+    [
+        PureDPEvent(0.1),
+        LaplaceAboveThresholdEvent(0.1, 0.05),
+        PoissonSampledEvent(0.1, ComposedEvent((GaussianEvent(2.0), LaplaceAboveThresholdEvent(0.1, 0.05)))),
+    ],
+)
 def test_events_without_a_counterpart_are_not_applicable(event):
     summary, ours = summary_of((event, 3))
     verdict = independent_epsilon(dpa, summary, ours)
@@ -107,7 +113,8 @@ def test_priced_alike_names_the_events_whose_formulas_are_the_same():
     assert priced_alike(ComposedEvent((GaussianEvent(1.0), LaplaceEvent(2.0))), "exact")
     assert not priced_alike(SampledWithoutReplacementEvent(1, 10, GaussianEvent(1.0)), "exact")
     assert type(to_dp_event(dpa, SampledWithoutReplacementEvent(3, 10, GaussianEvent(1.0)))).__name__ == (
-        "SampledWithoutReplacementDpEvent")
+        "SampledWithoutReplacementDpEvent"
+    )
 
 
 def test_without_dp_accounting_the_command_says_so(monkeypatch, capsys, tmp_path):

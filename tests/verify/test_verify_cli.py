@@ -32,13 +32,22 @@ from dpbench.verify.checks import (
 from dpbench.verify.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sweeps"
-SWEEP = ["algorithm=dp_sgd,dp_gd,nonprivate", "dataset=synthetic_logreg", "dataset.n=600", "privacy.eps=0.5", "cv.folds=2",
-         "reps=2", "progress=false"]
+SWEEP = [
+    "algorithm=dp_sgd,dp_gd,nonprivate",
+    "dataset=synthetic_logreg",
+    "dataset.n=600",
+    "privacy.eps=0.5",
+    "cv.folds=2",
+    "reps=2",
+    "progress=false",
+]
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, int]]:
     """Every file under ``root`` with its size and modification time."""
-    return {p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()
+    }
 
 
 def verify(capsys, *args) -> tuple[int, list[str], str]:
@@ -67,7 +76,11 @@ def edit_run(directory: Path, edit) -> None:
 
 
 def job(root: Path, algorithm: str, *more: str) -> Path:
-    (found,) = [p for p in root.iterdir() if p.is_dir() and all(f"{k}," in p.name + "," for k in (f"algorithm={algorithm}", *more))]
+    (found,) = [
+        p
+        for p in root.iterdir()
+        if p.is_dir() and all(f"{k}," in p.name + "," for k in (f"algorithm={algorithm}", *more))
+    ]
     return found
 
 
@@ -82,8 +95,13 @@ def run_sweep(work: Path, args: list[str], jobs: int) -> Path:
     """``dpbench -m args`` in ``work`` (its own cache); the sweep directory, once its ``jobs`` jobs finished."""
     sweep = work / "sweep"
     done = subprocess.run(
-        [sys.executable, "-m", "dpbench", "-m", *args, f"hydra.sweep.dir={sweep}"], cwd=work,
-        env={**os.environ, "DPBENCH_CACHE": str(work / "cache")}, capture_output=True, text=True, timeout=600, check=False,
+        [sys.executable, "-m", "dpbench", "-m", *args, f"hydra.sweep.dir={sweep}"],
+        cwd=work,
+        env={**os.environ, "DPBENCH_CACHE": str(work / "cache")},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(list(sweep.rglob("results.parquet"))) == jobs
@@ -213,15 +231,23 @@ def test_a_group_privacy_run_is_checked_at_its_ledger_budget(capsys, compose_run
     """dp_sgd under replace-one by group privacy: its ledger holds (ε/2, δ′) and the row reports 2ε′."""
     from dpbench.engine import run_job
 
-    cfg = compose_run_config("algorithm=dp_sgd", "privacy.eps=0.5", "privacy.neighbouring=replace_one",
-                             "dataset=synthetic_logreg", "dataset.n=600", "progress=false")
+    cfg = compose_run_config(
+        "algorithm=dp_sgd",
+        "privacy.eps=0.5",
+        "privacy.neighbouring=replace_one",
+        "dataset=synthetic_logreg",
+        "dataset.n=600",
+        "progress=false",
+    )
     run_job(cfg, tmp_path / "job")
     status, lines, _ = verify(capsys, tmp_path / "job")
     assert status == 0, "\n".join(lines)
     assert lines[1].split()[-1] == "." and " = " in lines[1] and " <= " in lines[1]
     # run_job without the resolved configuration records its semantic settings, which cannot be built again
-    assert any(line.startswith("note (1 job): what its rows mean is not checked: the configuration in run.json is refused")
-               for line in lines)
+    assert any(
+        line.startswith("note (1 job): what its rows mean is not checked: the configuration in run.json is refused")
+        for line in lines
+    )
 
 
 def test_rerun_reproduces_an_untouched_job_and_catches_an_edited_measurement(capsys, fresh, tmp_path):
@@ -252,17 +278,26 @@ def test_bad_directories_are_one_line_and_status_2(capsys, tmp_path):
 
 
 def test_the_command_runs_as_a_module(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "dpbench.verify", str(tmp_path / "nope")], capture_output=True, text=True,
-                          timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "dpbench.verify", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr and done.stderr.count("\n") == 1
 
 
 def test_importing_the_command_is_cheap(tmp_path):
     """``import dpbench.verify.cli`` loads no pandas, pyarrow, numpy, scipy, Hydra or dp-accounting."""
-    code = ("import sys, dpbench.verify.cli\n"
-            "print(sorted(m for m in ('pandas', 'pyarrow', 'numpy', 'scipy', 'hydra', 'omegaconf', 'dp_accounting')"
-            " if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    code = (
+        "import sys, dpbench.verify.cli\n"
+        "print(sorted(m for m in ('pandas', 'pyarrow', 'numpy', 'scipy', 'hydra', 'omegaconf', 'dp_accounting')"
+        " if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
@@ -270,24 +305,40 @@ def test_importing_the_command_is_cheap(tmp_path):
 def test_a_relation_flipped_in_the_results_or_a_ledger_fails_naming_the_row(capsys, fresh, tmp_path):
     root = copy(fresh, tmp_path)
     directory = job(root, "dp_sgd")
-    rewrite_results(directory / "results.parquet", lambda frame: frame.__setitem__("neighbouring", ["add_remove", "replace_one",
-                                                                                                    "add_remove", "add_remove"]))
+    rewrite_results(
+        directory / "results.parquet",
+        lambda frame: frame.__setitem__("neighbouring", ["add_remove", "replace_one", "add_remove", "add_remove"]),
+    )
     edit_run(directory, lambda meta: meta["ledgers"][2].__setitem__("neighbouring", "replace_one"))
     status, lines, _ = verify(capsys, root, "--no-independent")
     assert status == 1
     found = failures(lines)
     assert len(found) == 2, found
-    assert found[0].startswith(f"FAIL {directory.name} fold 0 rep 1: neighbouring 'replace_one' in results.parquet, 'add_remove' "
-                               "for dp_sgd under privacy.neighbouring=add_remove")
+    assert found[0].startswith(
+        f"FAIL {directory.name} fold 0 rep 1: neighbouring 'replace_one' in results.parquet, 'add_remove' "
+        "for dp_sgd under privacy.neighbouring=add_remove"
+    )
     ledger = json.loads((directory / "run.json").read_text())["ledgers"][2]
-    assert found[1].startswith(f"FAIL {directory.name} fold {ledger['fold']} rep {ledger['rep']}: the ledger's neighbouring 'replace_one'")
+    assert found[1].startswith(
+        f"FAIL {directory.name} fold {ledger['fold']} rep {ledger['rep']}: the ledger's neighbouring 'replace_one'"
+    )
 
 
 @pytest.mark.data
 def test_guarantee_valid_flipped_to_true_on_a_whole_file_row_fails(capsys, cli, shared_data, tmp_path):
     data_dir = shared_data("bank_marketing/dpagd/BANK.dat.gz")
-    done = cli(["algorithm=dp_gd", "dataset=bank", "data.scaling=whole_file", "cv.folds=2", f"data_dir={data_dir}",
-                "progress=false", f"hydra.run.dir={tmp_path / 'job'}"], tmp_path)
+    done = cli(
+        [
+            "algorithm=dp_gd",
+            "dataset=bank",
+            "data.scaling=whole_file",
+            "cv.folds=2",
+            f"data_dir={data_dir}",
+            "progress=false",
+            f"hydra.run.dir={tmp_path / 'job'}",
+        ],
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     status, lines, _ = verify(capsys, tmp_path / "job", "--no-independent")
     assert status == 0, "\n".join(lines)
@@ -300,8 +351,10 @@ def test_guarantee_valid_flipped_to_true_on_a_whole_file_row_fails(capsys, cli, 
     status, lines, _ = verify(capsys, tmp_path / "job", "--no-independent")
     assert status == 1
     (line,) = failures(lines)
-    assert line.startswith("FAIL . fold 1 rep 0: guarantee_valid true in results.parquet, but its configuration in run.json "
-                           "breaks it: data.scaling=whole_file")
+    assert line.startswith(
+        "FAIL . fold 1 rep 0: guarantee_valid true in results.parquet, but its configuration in run.json "
+        "breaks it: data.scaling=whole_file"
+    )
 
 
 def test_a_sweep_whose_stopping_rules_name_an_order_passes(capsys, adaptive, tmp_path):
@@ -331,8 +384,10 @@ def test_an_edited_stopping_order_fails_naming_both(capsys, adaptive, tmp_path):
     status, lines, _ = verify(capsys, root, "--no-independent")
     assert status == 1
     (line,) = failures(lines)
-    assert line.startswith(f"FAIL {directory.name} {rules['where']}: stopping_rule {rules['edited']!r} in results.parquet, but "
-                           f"dpbench fixes {rules['fixed']!r} from the public values")
+    assert line.startswith(
+        f"FAIL {directory.name} {rules['where']}: stopping_rule {rules['edited']!r} in results.parquet, but "
+        f"dpbench fixes {rules['fixed']!r} from the public values"
+    )
 
 
 def test_a_release_filled_on_a_fixed_tuning_row_fails(capsys, fresh, tmp_path):
@@ -349,9 +404,13 @@ def test_a_release_filled_on_a_fixed_tuning_row_fails(capsys, fresh, tmp_path):
     assert status == 1
     found = failures(lines)
     assert len(found) == 2, found
-    assert found[0] == (f"FAIL {directory.name} fold 0 rep 0: it releases tuned_params (needs a RepeatAndSelectEvent), which its "
-                        "ledger in run.json does not pay for")
-    assert found[1].startswith(f"FAIL {directory.name} fold 1 rep 1: it releases tuning_score (needs a RepeatAndSelectEvent)")
+    assert found[0] == (
+        f"FAIL {directory.name} fold 0 rep 0: it releases tuned_params (needs a RepeatAndSelectEvent), which its "
+        "ledger in run.json does not pay for"
+    )
+    assert found[1].startswith(
+        f"FAIL {directory.name} fold 1 rep 1: it releases tuning_score (needs a RepeatAndSelectEvent)"
+    )
 
 
 def test_a_removed_noise_record_fails_and_seed_noise_is_a_note(capsys, fresh, tmp_path):
@@ -383,17 +442,26 @@ def test_meaning_check_functions():
     assert names_order("renyi_filter(alpha=57)") and names_order("repeat_and_select(alpha=73)")
     assert not names_order("renyi_filter_union(19 orders)") and not names_order("fixed_composition")
     assert [filled(v) for v in (None, math.nan, "", "{}", "[]", 0.0, False, '{"a": 1}')] == [False] * 5 + [True] * 3
-    nested = [{"count": 2, "event": {"type": "PoissonSampledEvent", "event": {"type": "GaussianEvent", "noise_multiplier": 1.0}}}]
+    nested = [
+        {
+            "count": 2,
+            "event": {"type": "PoissonSampledEvent", "event": {"type": "GaussianEvent", "noise_multiplier": 1.0}},
+        }
+    ]
     assert event_types(nested) == {"PoissonSampledEvent", "GaussianEvent"}
     assert check_releases(["eps_spent", "tuning_score"], {"RepeatAndSelectEvent"}, True) is None
-    assert check_releases(["tuned_params"], {"GaussianEvent"}, False) is None  # tuning=oracle: its rows say it is not paid
+    assert (
+        check_releases(["tuned_params"], {"GaussianEvent"}, False) is None
+    )  # tuning=oracle: its rows say it is not paid
     assert "holds no events" in check_releases(["eps_spent"], set(), True)
     # dp_sgd meets replace-one by group privacy: the row says replace_one, its ledger add_remove
     assert check_relation("dp_sgd", "{}", "replace_one", "group_privacy", "add_remove", "replace_one") is None
-    assert "the ledger's neighbouring 'replace_one'" in check_relation("dp_sgd", "{}", "replace_one", "group_privacy", "replace_one",
-                                                                       "replace_one")
-    assert "cannot meet privacy.neighbouring=add_remove" in check_relation("outpert_rsgd", "{}", "add_remove", "native", "add_remove",
-                                                                           "add_remove")
+    assert "the ledger's neighbouring 'replace_one'" in check_relation(
+        "dp_sgd", "{}", "replace_one", "group_privacy", "replace_one", "replace_one"
+    )
+    assert "cannot meet privacy.neighbouring=add_remove" in check_relation(
+        "outpert_rsgd", "{}", "add_remove", "native", "add_remove", "add_remove"
+    )
 
 
 def test_a_configuration_edited_in_run_json_fails(capsys, fresh, tmp_path):
@@ -404,4 +472,7 @@ def test_a_configuration_edited_in_run_json_fails(capsys, fresh, tmp_path):
     status, lines, _ = verify(capsys, root, "--no-independent")
     assert status == 1
     (line,) = failures(lines)
-    assert line.startswith(f"FAIL {directory.name}: the configuration in run.json hashes to ") and "what its rows mean is not checked" in line
+    assert (
+        line.startswith(f"FAIL {directory.name}: the configuration in run.json hashes to ")
+        and "what its rows mean is not checked" in line
+    )

@@ -21,12 +21,17 @@ class AuditCoverage:
 
 
 _KURU = AuditCoverage(("dp_nag_step",))  # every kuru method releases its gradients through the same noisy step
-_LINE_SEARCH = ("dp_blsgd_noisy_btls_laplace", "dp_blsgd_noisy_btls_gaussian", "above_threshold_laplace",
-                "above_threshold_gaussian", "gaussian")
+_LINE_SEARCH = (
+    "dp_blsgd_noisy_btls_laplace",
+    "dp_blsgd_noisy_btls_gaussian",
+    "above_threshold_laplace",
+    "above_threshold_gaussian",
+    "gaussian",
+)
 _POISSON_LINE_SEARCH = AuditCoverage(
     _LINE_SEARCH + ("dp_blsgd_poisson_btls_laplace", "dp_blsgd_poisson_btls_gaussian"),
     gaps="the noisy gradient and NoisyBTLS together on one Poisson subsample (PoissonBatch prices them jointly; the "
-         "targets audit each release alone)",
+    "targets audit each release alone)",
 )
 _DDA = AuditCoverage(("dda_release", "dda_rdp_release"))  # both classes share _DDAMethod's calibration and release
 
@@ -39,9 +44,12 @@ AUDIT_COVERAGE: dict[str, AuditCoverage] = {
     "outpert_gd": AuditCoverage(("output_perturbation_gd",)),
     "outpert_rsgd": AuditCoverage(("outpert_rsgd",)),
     "objpert": AuditCoverage(("objective_perturbation",)),
-    "privgene": AuditCoverage(("privgene", "exponential"), gaps="rounds after the first and n_parents ≥ 2 (crossover, "
-                                                                "selection without replacement): the target runs one "
-                                                                "round with one parent"),
+    "privgene": AuditCoverage(
+        ("privgene", "exponential"),
+        gaps="rounds after the first and n_parents ≥ 2 (crossover, "
+        "selection without replacement): the target runs one "
+        "round with one parent",
+    ),
     "dp_gd": _KURU,
     "dp_hb": _KURU,
     "dp_nag": _KURU,

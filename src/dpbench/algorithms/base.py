@@ -58,8 +58,15 @@ class Tracer:
     """
 
     def __init__(
-        self, problem, ledger, every: int = 0, max_points: int = 200, test: tuple | None = None, nonprivate: bool = False,
-        reported_eps=None, max_share: float | None = None,
+        self,
+        problem,
+        ledger,
+        every: int = 0,
+        max_points: int = 200,
+        test: tuple | None = None,
+        nonprivate: bool = False,
+        reported_eps=None,
+        max_share: float | None = None,
     ) -> None:
         self._problem = problem
         self._reported_eps = reported_eps  # the ledger's spend → the run's ε (group privacy doubles it)

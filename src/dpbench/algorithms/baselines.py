@@ -57,7 +57,11 @@ class NonPrivate(Algorithm):
             from dpbench.algorithms.smoothed_hinge import hinge_optimum
 
             optimum = hinge_optimum(problem, HINGE_GAP_TOL, self.max_iter)
-            w, n_iter, info = optimum.w, optimum.n_iterations, {"solver": "smoothed_hinge", "certified_gap": optimum.gap}
+            w, n_iter, info = (
+                optimum.w,
+                optimum.n_iterations,
+                {"solver": "smoothed_hinge", "certified_gap": optimum.gap},
+            )
         elif problem.loss.smoothness is None:
             w, n_iter = self._liblinear(problem)
         else:
@@ -85,12 +89,16 @@ class NonPrivate(Algorithm):
         from sklearn.svm import LinearSVC
 
         svc = LinearSVC(
-            loss="hinge", C=1.0 / (problem.n * problem.reg), fit_intercept=False, dual=True, tol=self.tol, max_iter=self.max_iter
+            loss="hinge",
+            C=1.0 / (problem.n * problem.reg),
+            fit_intercept=False,
+            dual=True,
+            tol=self.tol,
+            max_iter=self.max_iter,
         )
         svc.fit(problem.X, problem.y)
         problem.counts.grad_evals += problem.n * int(svc.n_iter_)
         return svc.coef_.ravel().copy(), int(svc.n_iter_)
-
 
     def _l1_hinge_lp(self, problem) -> tuple[np.ndarray, int]:
         if problem.loss.name != "hinge" or problem.reg:
@@ -105,7 +113,9 @@ class NonPrivate(Algorithm):
         signed = sp.csr_array(sp.diags_array(problem.y) @ sp.csr_array(problem.X))
         constraints = sp.hstack([-signed, signed, -sp.eye_array(n)], format="csc")
         cost = np.concatenate([np.full(2 * d, problem.l1_reg), np.full(n, 1.0 / n)])
-        result = linprog(cost, A_ub=constraints, b_ub=-np.ones(n), bounds=(0, None), method="highs-ipm")  # + crossover: a vertex
+        result = linprog(
+            cost, A_ub=constraints, b_ub=-np.ones(n), bounds=(0, None), method="highs-ipm"
+        )  # + crossover: a vertex
         if result.status != 0:
             raise RuntimeError(f"HiGHS did not solve the ℓ1-SVM linear program: {result.message}")
         problem.counts.grad_evals += n

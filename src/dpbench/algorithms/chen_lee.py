@@ -123,8 +123,15 @@ def noisy_btls(
     )
     budget_kw = {"epsilon": budget} if noise == "laplace" else {"rho": budget}
     found = above_threshold(
-        queries, 0.0, max_queries=max_it, sensitivity=queries.sensitivity, rng=rng, ledger=ledger, noise=noise,
-        label="noisy_btls", **budget_kw,
+        queries,
+        0.0,
+        max_queries=max_it,
+        sensitivity=queries.sensitivity,
+        rng=rng,
+        ledger=ledger,
+        noise=noise,
+        label="noisy_btls",
+        **budget_kw,
     )
     if found is not None:
         return LineSearchResult(queries.step(found), queries.asked)
@@ -253,7 +260,9 @@ class DPBLSGD(_ChenLeeBase):
                 f"xi={self.xi}, psi={self.psi}, phi_max={self.phi_max}, phi_min={self.phi_min}, zeta={self.zeta}"
             )
         if self.budget_strategy not in BUDGET_STRATEGIES:
-            raise ValueError(f"{self.name}: budget_strategy must be one of {', '.join(BUDGET_STRATEGIES)}, got {self.budget_strategy!r}")
+            raise ValueError(
+                f"{self.name}: budget_strategy must be one of {', '.join(BUDGET_STRATEGIES)}, got {self.budget_strategy!r}"
+            )
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         n, q = problem.n, self.sampling_rate
@@ -278,9 +287,21 @@ class DPBLSGD(_ChenLeeBase):
                 if not batch.can_afford(self._line_search_event(bt_budget, normaliser, clip_obj)):
                     break
                 result = noisy_btls(
-                    problem, w, g, batch_idx, eta0=eta0, alpha=self.alpha, beta=self.beta, max_it=self.max_it,
-                    obj_clip=clip_obj, normaliser=normaliser, noise=self.noise, budget=bt_budget, rng=rng,
-                    ledger=batch, on_failure=self.on_failure,
+                    problem,
+                    w,
+                    g,
+                    batch_idx,
+                    eta0=eta0,
+                    alpha=self.alpha,
+                    beta=self.beta,
+                    max_it=self.max_it,
+                    obj_clip=clip_obj,
+                    normaliser=normaliser,
+                    noise=self.noise,
+                    budget=bt_budget,
+                    rng=rng,
+                    ledger=batch,
+                    on_failure=self.on_failure,
                 )
                 step, candidates, searches = result.step, candidates + result.candidates, searches + 1
                 if step > 0.0:  # lines 12–14
@@ -302,11 +323,22 @@ class DPBLSGD(_ChenLeeBase):
             if t % self.tau == 0 and chosen:  # intelligent backtracking (Sec 4.2)
                 eta0, chosen = min(self.varsigma * max(chosen), eta0), []
             tracer.record(
-                t, w, step_size=step, rho_grad=rho_grad, bt_budget=bt_budget, candidates=candidates,
-                line_searches=searches, rho_raises=raises, clip_grad=clip_grad, clip_obj=clip_obj, theta_bar=theta_bar,
+                t,
+                w,
+                step_size=step,
+                rho_grad=rho_grad,
+                bt_budget=bt_budget,
+                candidates=candidates,
+                line_searches=searches,
+                rho_raises=raises,
+                clip_grad=clip_grad,
+                clip_obj=clip_obj,
+                theta_bar=theta_bar,
             )
         tracer.record(t, w, step_size=0.0, force=True, rho_grad=rho_grad, bt_budget=bt_budget)
-        return FitResult(w=w, n_iterations=t, info={"final_rho_grad": rho_grad, "final_bt_budget": bt_budget, "final_eta0": eta0})
+        return FitResult(
+            w=w, n_iterations=t, info={"final_rho_grad": rho_grad, "final_bt_budget": bt_budget, "final_eta0": eta0}
+        )
 
     def _cheb(self, problem, w, g, rho_grad, bt_budget, clip_grad, normaliser, theta_bar, rng, ledger):
         """CHEB, chen_lee Alg. 3: a second noisy gradient on a fresh minibatch; its angle to the first
@@ -371,9 +403,21 @@ class DPBLGD(_ChenLeeBase):
                 if not ledger.can_afford(self._line_search_event(bt_budget, n, self.clip_obj)):
                     break
                 result = noisy_btls(
-                    problem, w, g, None, eta0=eta0, alpha=self.alpha, beta=self.beta, max_it=self.max_it,
-                    obj_clip=self.clip_obj, normaliser=n, noise=self.noise, budget=bt_budget, rng=rng,
-                    ledger=ledger, on_failure=self.on_failure,
+                    problem,
+                    w,
+                    g,
+                    None,
+                    eta0=eta0,
+                    alpha=self.alpha,
+                    beta=self.beta,
+                    max_it=self.max_it,
+                    obj_clip=self.clip_obj,
+                    normaliser=n,
+                    noise=self.noise,
+                    budget=bt_budget,
+                    rng=rng,
+                    ledger=ledger,
+                    on_failure=self.on_failure,
                 )
                 step, candidates, searches = result.step, candidates + result.candidates, searches + 1
                 if step > 0.0:
@@ -390,6 +434,14 @@ class DPBLGD(_ChenLeeBase):
             t += 1
             if t % self.tau == 0 and chosen:
                 eta0, chosen = min(self.varsigma * max(chosen), eta0), []
-            tracer.record(t, w, step_size=step, rho_grad=rho_grad, bt_budget=bt_budget, candidates=candidates, line_searches=searches)
+            tracer.record(
+                t,
+                w,
+                step_size=step,
+                rho_grad=rho_grad,
+                bt_budget=bt_budget,
+                candidates=candidates,
+                line_searches=searches,
+            )
         tracer.record(t, w, step_size=0.0, force=True, rho_grad=rho_grad, bt_budget=bt_budget)
         return FitResult(w=w, n_iterations=t, info={"final_rho_grad": rho_grad, "final_eta0": eta0})

@@ -155,14 +155,26 @@ class DPAGD(Algorithm):
         """The index of the chosen candidate step: report-noisy-max on −scores (monotone, ε_nmax-DP),
         or the public code's noisy min under ``fidelity=authors_code``."""
         if self.fidelity == "authors_code":
-            return noisy_min_exponential_subtracted(scores, sensitivity=self.clip_obj, epsilon=eps_nmax, rng=rng,
-                                                    ledger=ledger, label="dp_agd.noisy_min")
-        return report_noisy_max(-scores, sensitivity=self.clip_obj, epsilon=eps_nmax, rng=rng, ledger=ledger,
-                                monotonic=True, label="dp_agd.noisy_min")
+            return noisy_min_exponential_subtracted(
+                scores, sensitivity=self.clip_obj, epsilon=eps_nmax, rng=rng, ledger=ledger, label="dp_agd.noisy_min"
+            )
+        return report_noisy_max(
+            -scores,
+            sensitivity=self.clip_obj,
+            epsilon=eps_nmax,
+            rng=rng,
+            ledger=ledger,
+            monotonic=True,
+            label="dp_agd.noisy_min",
+        )
 
     def _noisy(self, clipped_sum: np.ndarray, rho: float, rng, ledger) -> np.ndarray:
         return gaussian_mechanism(
-            clipped_sum, sensitivity=self.clip_grad, noise_multiplier=1.0 / math.sqrt(2.0 * rho), rng=rng, ledger=ledger,
+            clipped_sum,
+            sensitivity=self.clip_grad,
+            noise_multiplier=1.0 / math.sqrt(2.0 * rho),
+            rng=rng,
+            ledger=ledger,
             label="dp_agd.gradient",
         )
 
@@ -212,4 +224,3 @@ class _AuthorsCounter:
             return False
         self.rho -= rho_gradient + self.rho_nmax
         return True
-

@@ -126,7 +126,12 @@ class DPSGD(Algorithm):
         w = np.zeros(problem.dim)
         tracer.record(0, w, step_size=0.0)
         release = GaussianRelease(
-            sensitivity=self.clip, noise_multiplier=sigma, rng=rng, ledger=ledger, sampling_rate=q, label="dp_sgd.gradient"
+            sensitivity=self.clip,
+            noise_multiplier=sigma,
+            rng=rng,
+            ledger=ledger,
+            sampling_rate=q,
+            label="dp_sgd.gradient",
         )
         for t in range(1, n_steps + 1):
             step = release(problem.clipped_gradient_sum(w, poisson_subsample(n, q, rng), self.clip))
@@ -136,7 +141,9 @@ class DPSGD(Algorithm):
             w -= step
             tracer.record(t, w, step_size=self.learning_rate, force=t == n_steps)
         return FitResult(
-            w=w, n_iterations=n_steps, info={"sampling_rate": q, "expected_batch_size": q * n_public, "noise_multiplier": sigma}
+            w=w,
+            n_iterations=n_steps,
+            info={"sampling_rate": q, "expected_batch_size": q * n_public, "noise_multiplier": sigma},
         )
 
     def _fit_authors_code(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
@@ -157,17 +164,27 @@ class DPSGD(Algorithm):
         for t in range(1, n_steps + 1):
             rows = np.sort(rng.choice(problem.n, size=batch, replace=False))
             noisy = gaussian_fixed_batch_priced_as_poisson(
-                problem.clipped_gradient_sum(w, rows, self.clip), sensitivity=self.clip,
-                noise_multiplier=self.noise_multiplier, batch_size=batch, population=n_public, rng=rng, ledger=ledger,
+                problem.clipped_gradient_sum(w, rows, self.clip),
+                sensitivity=self.clip,
+                noise_multiplier=self.noise_multiplier,
+                batch_size=batch,
+                population=n_public,
+                rng=rng,
+                ledger=ledger,
                 label="dp_sgd.gradient",
             )
             w -= self.learning_rate * (noisy / batch)
             tracer.record(t, w, step_size=self.learning_rate, force=t == n_steps)
         claimed = moments_accountant_epsilon(q, self.noise_multiplier, n_steps, ledger.delta) if n_steps else 0.0
         return FitResult(
-            w=w, n_iterations=n_steps,
-            info={"sampling_rate": q, "batch_size": batch, "noise_multiplier": self.noise_multiplier,
-                  "moments_accountant_eps": claimed},
+            w=w,
+            n_iterations=n_steps,
+            info={
+                "sampling_rate": q,
+                "batch_size": batch,
+                "noise_multiplier": self.noise_multiplier,
+                "moments_accountant_eps": claimed,
+            },
         )
 
     def _noise_and_steps(self, ledger, q: float) -> tuple[float, int]:
@@ -175,7 +192,11 @@ class DPSGD(Algorithm):
         or the fixed σ with as many steps as the ledger can pay for."""
         limit = self.max_iterations if self.max_iterations is not None else 10**7
         if self.noise == "fixed":
-            return self.noise_multiplier, ledger.max_affordable(PoissonSampledEvent(q, GaussianEvent(self.noise_multiplier)), limit)
+            return self.noise_multiplier, ledger.max_affordable(
+                PoissonSampledEvent(q, GaussianEvent(self.noise_multiplier)), limit
+            )
         steps = min(limit, math.ceil(self.epochs / q))
-        sigma = calibrate_noise(lambda s: ledger.eps_if(PoissonSampledEvent(q, GaussianEvent(s)), steps), ledger.epsilon)
+        sigma = calibrate_noise(
+            lambda s: ledger.eps_if(PoissonSampledEvent(q, GaussianEvent(s)), steps), ledger.epsilon
+        )
         return sigma, steps

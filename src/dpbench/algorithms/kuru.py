@@ -74,11 +74,15 @@ PAPER = FidelityMode(
 
 AUTHORS_CODE = FidelityMode(
     changes=(
-        ("Laplace noise of scale b/√2 charged as Laplace(b): laprnd(d, 1, b) takes b as a standard deviation "
-         "(laprnd.m:29 b = sigma / sqrt(2); called at NAG_LR.m:58 and HB_LR.m:41)"),
+        (
+            "Laplace noise of scale b/√2 charged as Laplace(b): laprnd(d, 1, b) takes b as a standard deviation "
+            "(laprnd.m:29 b = sigma / sqrt(2); called at NAG_LR.m:58 and HB_LR.m:41)"
+        ),
         f"{_SAMPLE_L} (main_compare_methods.m:48 L = svds(1/n*(X'*X) + 2*lambda*eye(d), 1))",
-        ("T' of Remark 4.1 from a_{T,t} with α_t/2 for α_t (opt_noise_dist_NAG.m:24 temp_vec2 = (alpha_vec/2).*(1 + "
-         "alpha_vec*L)) and a_{T,0} = 2^{s_T}·Π r_i for 2^{s_T − 1}·Π r_i (opt_noise_dist_NAG.m:37)"),
+        (
+            "T' of Remark 4.1 from a_{T,t} with α_t/2 for α_t (opt_noise_dist_NAG.m:24 temp_vec2 = (alpha_vec/2).*(1 + "
+            "alpha_vec*L)) and a_{T,0} = 2^{s_T}·Π r_i for 2^{s_T − 1}·Π r_i (opt_noise_dist_NAG.m:37)"
+        ),
         f"{_SPLIT} (opt_noise_dist_NAG.m:51, DP_NAG_LR.m:88)",
     ),
     breaks_guarantee=(
@@ -173,7 +177,10 @@ class _KuruMethod(Algorithm):
     # ------------------------------------------------------------------ the run
     def public_smoothness(self, problem) -> float:
         """L = sup ℓ″·R² + μ with R the problem's public row-norm bound (module docstring)."""
-        return problem.loss.smoothness * self._public_bound(problem.public_row_bound(), "smoothness", "L") ** 2 + problem.reg
+        return (
+            problem.loss.smoothness * self._public_bound(problem.public_row_bound(), "smoothness", "L") ** 2
+            + problem.reg
+        )
 
     def sample_smoothness(self, problem) -> float:
         """L = λ_max(XᵀX/n) + μ of the training rows, as kuru_acc Sec 5 estimates it (``paper`` and
@@ -214,7 +221,9 @@ class _KuruMethod(Algorithm):
         if m > n:
             raise ConfigError(f"{self.name}: batch_size = {m} exceeds the {n} training rows")
         if self.relation_mode(ledger.neighbouring) is None:
-            raise ConfigError(f"{self.name} with batch_size = {m} does not support privacy.neighbouring={ledger.neighbouring}")
+            raise ConfigError(
+                f"{self.name} with batch_size = {m} does not support privacy.neighbouring={ledger.neighbouring}"
+            )
         sensitivity = self.l1_sensitivity(ledger.neighbouring)
         if not 0.0 < mu * self.step_scale / self.smoothness < 1.0:
             raise ConfigError(
@@ -235,13 +244,23 @@ class _KuruMethod(Algorithm):
         for t in range(T):
             x, previous = self._step(problem, x, previous, t, alphas, betas, stages, noise, m, rng, ledger)
             tracer.record(
-                t + 1, x, step_size=float(alphas[t]), force=t == T - 1, noise_scale=float(noise[t]), stage=int(stages[t])
+                t + 1,
+                x,
+                step_size=float(alphas[t]),
+                force=t == T - 1,
+                noise_scale=float(noise[t]),
+                stage=int(stages[t]),
             )
         return FitResult(
             w=x,
             n_iterations=T,
-            info={"requested_iterations": self.iterations, "batch_size": m, "first_noise": float(noise[0]),
-                  "last_noise": float(noise[-1]), "smoothness": self.smoothness},
+            info={
+                "requested_iterations": self.iterations,
+                "batch_size": m,
+                "first_noise": float(noise[0]),
+                "last_noise": float(noise[-1]),
+                "smoothness": self.smoothness,
+            },
         )
 
     def _step(self, problem, x, previous, t, alphas, betas, stages, noise, m, rng, ledger):
@@ -262,8 +281,15 @@ class _KuruMethod(Algorithm):
         sensitivity = self.l1_sensitivity(ledger.neighbouring) / m
         mechanism = subsampled_laplace_std_as_scale if self.fidelity == "authors_code" else subsampled_laplace_mechanism
         noisy = mechanism(
-            mean, sensitivity=sensitivity, epsilon=sensitivity / noise_scale, sample_size=m, population=n, rng=rng,
-            ledger=ledger, label=f"{self.name}.gradient", neighbouring=ledger.neighbouring,
+            mean,
+            sensitivity=sensitivity,
+            epsilon=sensitivity / noise_scale,
+            sample_size=m,
+            population=n,
+            rng=rng,
+            ledger=ledger,
+            label=f"{self.name}.gradient",
+            neighbouring=ledger.neighbouring,
         )
         return noisy + problem.regulariser_gradient(z)
 
@@ -316,8 +342,16 @@ class _Optimised(_KuruMethod):
         bound = _AUTHORS_BOUND if self.fidelity == "authors_code" else {}
         if self.choose_iterations:
             T = schedules.choose_iterations(
-                alphas, stages, mu, self.smoothness, E0=self.initial_error, d=d, sensitivity=sensitivity, n=n,
-                epsilon=epsilon, **bound,
+                alphas,
+                stages,
+                mu,
+                self.smoothness,
+                E0=self.initial_error,
+                d=d,
+                sensitivity=sensitivity,
+                n=n,
+                epsilon=epsilon,
+                **bound,
             )
         _, a = schedules.error_weights(alphas[:T], stages[:T], mu, self.smoothness, **bound)
         schedule = schedules.optimal_noise if self.fidelity == "correct" else schedules.split_noise

@@ -94,7 +94,13 @@ def _log_terms(alphas: np.ndarray, stages: np.ndarray, mu: float, L: float, step
 
 
 def error_weights(
-    alphas: np.ndarray, stages: np.ndarray, mu: float, L: float, *, step_factor: float = 1.0, start_stage: int = 1,
+    alphas: np.ndarray,
+    stages: np.ndarray,
+    mu: float,
+    L: float,
+    *,
+    step_factor: float = 1.0,
+    start_stage: int = 1,
 ) -> tuple[float, np.ndarray]:
     """(a_{T,0}, [a_{T,1}, …, a_{T,T}]) of eq. 4.3 (NAG) / eq. 4.8 (MASG) for the whole run; s_0 =
     ``start_stage`` and α_t scaled by ``step_factor`` in a_{T,t} (the module docstring's authors' variant)."""
@@ -115,8 +121,18 @@ def optimal_bound(a0: float, a: np.ndarray, E0: float, d: int, sensitivity: floa
 
 
 def choose_iterations(
-    alphas: np.ndarray, stages: np.ndarray, mu: float, L: float, *, E0: float, d: int, sensitivity: float, n: int,
-    epsilon: float, step_factor: float = 1.0, start_stage: int = 1,
+    alphas: np.ndarray,
+    stages: np.ndarray,
+    mu: float,
+    L: float,
+    *,
+    E0: float,
+    d: int,
+    sensitivity: float,
+    n: int,
+    epsilon: float,
+    step_factor: float = 1.0,
+    start_stage: int = 1,
 ) -> int:
     """T' = argmin_{T' ≤ T} of bound (4.6) for the run cut after T' iterations (Remark 4.1, Sec 5:
     "computed the bound in (4.6) for each T' ≤ T"), all T' at once in log space; ``step_factor`` and

@@ -78,11 +78,15 @@ SCHEDULE_CHOICES = ("auto", "l2", "l1")
 
 PAPER = FidelityMode(
     changes=(
-        ("σ² = 32ι²L²T log(2/δ₀)/(q²ε²), Theorem 1 as printed, in place of algorithm.noise's calibration (Sec. 5.1: "
-         "'The random noises ... are generated accordingly based on Theorem 1'); the proof of Sec. 4.1 needs 160 for 32"),
+        (
+            "σ² = 32ι²L²T log(2/δ₀)/(q²ε²), Theorem 1 as printed, in place of algorithm.noise's calibration (Sec. 5.1: "
+            "'The random noises ... are generated accordingly based on Theorem 1'); the proof of Sec. 4.1 needs 160 for 32"
+        ),
         "ι² in σ²: amplification by node sampling (Lemma 4.2), as if which nodes are active stayed hidden",
-        ("no condition T ≥ 5q²ε²/(4ι²) on the run length (Sec. 5 reports 3 epochs: 48,840 iterations on Adult where "
-         "Theorem 1 asks for 2.1·10⁸)"),
+        (
+            "no condition T ≥ 5q²ε²/(4ι²) on the run length (Sec. 5 reports 3 epochs: 48,840 iterations on Adult where "
+            "Theorem 1 asks for 2.1·10⁸)"
+        ),
         "charged (privacy.eps, privacy.delta): the ε Figs. 1–4 are labelled with (Theorem 1: '(ε, δ)-DP for some constant δ')",
     ),
     breaks_guarantee=(
@@ -209,7 +213,13 @@ class _DDAMethod(Algorithm):
         iota = 1.0
         try:
             sigma = theorem1_sigma(
-                ledger.epsilon, delta0=self.delta0, iota=iota, q=q, iterations=iterations, lipschitz=lipschitz, corrected=True
+                ledger.epsilon,
+                delta0=self.delta0,
+                iota=iota,
+                q=q,
+                iterations=iterations,
+                lipschitz=lipschitz,
+                corrected=True,
             )
             eps_cert, delta_cert = proof_guarantee(
                 iterations, sigma=sigma, lipschitz=lipschitz, delta0=self.delta0, iota=iota, q=q
@@ -254,9 +264,20 @@ class _DDAMethod(Algorithm):
         else:
             sigma = self._theorem1_sigma(ledger, iterations, lipschitz, q)
         sim = DDASimulator(
-            problem.X, problem.y, node_rows, regulariser=regulariser, strength=strength, sigma=sigma,
-            iterations=iterations, rng=rng, schedule=regulariser if self.schedule == "auto" else self.schedule,
-            all_nodes=self.all_nodes, iota=iota, schedule_edges=edges, clip=lipschitz, **self._gossip_options(),
+            problem.X,
+            problem.y,
+            node_rows,
+            regulariser=regulariser,
+            strength=strength,
+            sigma=sigma,
+            iterations=iterations,
+            rng=rng,
+            schedule=regulariser if self.schedule == "auto" else self.schedule,
+            all_nodes=self.all_nodes,
+            iota=iota,
+            schedule_edges=edges,
+            clip=lipschitz,
+            **self._gossip_options(),
         )
         tracer.plan(iterations, rows_per_iteration=iota * self.n_nodes)  # one local sample per active node
         released = np.zeros(self.n_nodes, dtype=np.int64)
@@ -264,10 +285,22 @@ class _DDAMethod(Algorithm):
             released[sim.step()] += 1
             if t % tracer.every == 0 or t == iterations:
                 w = sim.mean_average()
-                spent = eps_after(int(released.max())) if eps_after else remark31_epsilon(t, iterations=iterations, epsilon=ledger.epsilon)
+                spent = (
+                    eps_after(int(released.max()))
+                    if eps_after
+                    else remark31_epsilon(t, iterations=iterations, epsilon=ledger.epsilon)
+                )
                 tracer.record(
-                    t, w, step_size=math.nan, force=t == iterations, epoch=t / per_epoch, iota=iota, sigma=sigma,
-                    test_accuracy=tracer.test_accuracy(w), eps_hat=spent, delta0=math.nan if eps_after else self.delta0,
+                    t,
+                    w,
+                    step_size=math.nan,
+                    force=t == iterations,
+                    epoch=t / per_epoch,
+                    iota=iota,
+                    sigma=sigma,
+                    test_accuracy=tracer.test_accuracy(w),
+                    eps_hat=spent,
+                    delta0=math.nan if eps_after else self.delta0,
                 )
         info = {"sigma": sigma, "q": q, "iota": iota, "iterations_per_epoch": per_epoch, "lipschitz": lipschitz}
         return FitResult(w=sim.mean_average(), n_iterations=iterations, info=info)
@@ -289,7 +322,9 @@ class DPDDA(_DDAMethod):
         super().__post_init__()
         self._require_count("n_edges")
         if self.n_edges > self.n_nodes * (self.n_nodes - 1) // 2:
-            raise ValueError(f"{self.name}: n_edges = {self.n_edges} exceeds the {self.n_nodes * (self.n_nodes - 1) // 2} edges of the complete graph")
+            raise ValueError(
+                f"{self.name}: n_edges = {self.n_edges} exceeds the {self.n_nodes * (self.n_nodes - 1) // 2} edges of the complete graph"
+            )
 
     def _iota(self) -> float:
         return activation_probability(self.n_nodes, self.n_edges)

@@ -97,8 +97,12 @@ class ObjPert(Algorithm):
         curvature = AUTHORS_LAMBDA if authors else problem.loss.smoothness  # λ for ‖x‖ ≤ 1
         extra_reg = 2.0 * curvature / epsilon  # Δ = 2λ/ε
         b = objective_perturbation_noise(
-            problem.dim, gradient_bound=AUTHORS_ZETA if authors else problem.loss.lipschitz, epsilon=epsilon,
-            delta=ledger.delta, rng=rng, ledger=ledger,
+            problem.dim,
+            gradient_bound=AUTHORS_ZETA if authors else problem.loss.lipschitz,
+            epsilon=epsilon,
+            delta=ledger.delta,
+            rng=rng,
+            ledger=ledger,
         )
         # the authors' Δ term, plus their extra (1/n)‖w‖² (= (2/2n)‖w‖²), on every weight but the bias w₀
         penalty, skip_bias = (2.0 + extra_reg, True) if authors else (extra_reg, False)
@@ -112,7 +116,11 @@ class ObjPert(Algorithm):
             value += (0.5 * penalty * (penalised @ penalised) + b @ w) / n
             return value, grad + (penalty * penalised + b) / n
 
-        options = AUTHORS_LBFGS if authors else {"maxiter": self.max_iter, "gtol": self.tol, "ftol": self.tol * 1e-4, "maxcor": 20}
+        options = (
+            AUTHORS_LBFGS
+            if authors
+            else {"maxiter": self.max_iter, "gtol": self.tol, "ftol": self.tol * 1e-4, "maxcor": 20}
+        )
         result = minimize(perturbed, np.zeros(problem.dim), jac=True, method="L-BFGS-B", options=options)
         if not np.all(np.isfinite(result.x)) or not math.isfinite(result.fun):
             raise ValueError("objpert: the perturbed objective diverged")

@@ -104,7 +104,13 @@ def _release(
     was computed for ``neighbouring`` (the ledger refuses another relation)."""
     sigma = gaussian_noise_for_budget(ledger.epsilon, ledger.delta, accountant=ledger.accountant)
     noisy = gaussian_mechanism(
-        w, sensitivity=sensitivity, noise_multiplier=sigma, rng=rng, ledger=ledger, label=label, neighbouring=neighbouring
+        w,
+        sensitivity=sensitivity,
+        noise_multiplier=sigma,
+        rng=rng,
+        ledger=ledger,
+        label=label,
+        neighbouring=neighbouring,
     )
     return noisy, sigma
 
@@ -230,8 +236,13 @@ class OutPertGD(Algorithm):
         """Δ_T of eq. (GD-2) for this problem's public constants and the given relation."""
         lipschitz, beta = public_constants(self.name, problem, self.row_bound)
         return gd_sensitivity(
-            n=problem.n_public, lipschitz=lipschitz, mu=problem.reg, beta=beta, step=self.step(problem),
-            iterations=self.iterations, neighbouring=neighbouring,
+            n=problem.n_public,
+            lipschitz=lipschitz,
+            mu=problem.reg,
+            beta=beta,
+            step=self.step(problem),
+            iterations=self.iterations,
+            neighbouring=neighbouring,
         )
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
@@ -249,10 +260,21 @@ class OutPertGD(Algorithm):
                 tracer.record(t, w, step_size=eta)
 
         if authors:  # the public code's descent on unclipped rows, and its release (module AUTHORS_CODE)
-            w_T = gradient_descent(problem, step=eta, iterations=T, lipschitz=math.inf, callback=observe, reg=AUTHORS_REG)
+            w_T = gradient_descent(
+                problem, step=eta, iterations=T, lipschitz=math.inf, callback=observe, reg=AUTHORS_REG
+            )
             noisy, sensitivity, sigma = output_perturbation_assumed_lipschitz(
-                w_T, n=problem.n_public, iterations=T, step=eta, lipschitz=lipschitz, epsilon=ledger.epsilon,
-                delta=ledger.delta, rng=rng, ledger=ledger, label="outpert_gd.output", neighbouring=ledger.neighbouring,
+                w_T,
+                n=problem.n_public,
+                iterations=T,
+                step=eta,
+                lipschitz=lipschitz,
+                epsilon=ledger.epsilon,
+                delta=ledger.delta,
+                rng=rng,
+                ledger=ledger,
+                label="outpert_gd.output",
+                neighbouring=ledger.neighbouring,
             )
         else:
             sensitivity = self.sensitivity(problem, ledger.neighbouring)
@@ -391,7 +413,9 @@ class OutPertRSGD(Algorithm):
                 raise ValueError(f"{self.name}: {key} must be an integer ≥ 1, got {value!r}")
         self._require_positive("init_step", allow_none=True)
         if self.step_decay not in STEP_DECAYS:
-            raise ValueError(f"{self.name}: step_decay must be one of {', '.join(STEP_DECAYS)}, got {self.step_decay!r}")
+            raise ValueError(
+                f"{self.name}: step_decay must be one of {', '.join(STEP_DECAYS)}, got {self.step_decay!r}"
+            )
         if self.averaging not in AVERAGING:
             raise ValueError(f"{self.name}: averaging must be one of {', '.join(AVERAGING)}, got {self.averaging!r}")
         self._require_positive("row_bound")
@@ -411,7 +435,9 @@ class OutPertRSGD(Algorithm):
         """Δ^{(k)} of eq. (RS-1) for each batch position k (averaged or last, per ``averaging``)."""
         lipschitz, beta = public_constants(self.name, problem, self.row_bound)
         sizes, steps = self.schedule(problem)
-        return rsgd_sensitivities(sizes, steps, lipschitz=lipschitz, mu=problem.reg, beta=beta, averaging=self.averaging)
+        return rsgd_sensitivities(
+            sizes, steps, lipschitz=lipschitz, mu=problem.reg, beta=beta, averaging=self.averaging
+        )
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         problem = problem.within(row_norm=self.row_bound)

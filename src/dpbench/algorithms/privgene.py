@@ -366,7 +366,11 @@ class PrivGene(Algorithm):
         tracer.record(0, parents[0], step_size=0.0)
         sensitivity = math.nan
         sparse_enough = _density(problem.X) <= _SCORER_MAX_DENSITY  # else the product is faster (scripts/bench.py)
-        scorer = CoordinateMoveScorer(problem, self.clip_obj, reg) if self.population_size is None and sparse_enough else None
+        scorer = (
+            CoordinateMoveScorer(problem, self.clip_obj, reg)
+            if self.population_size is None and sparse_enough
+            else None
+        )
         for t in range(1, r + 1):
             delta = self.mutation_scale_at(t)
             children = self._children(parents, rng)

@@ -22,7 +22,19 @@ from dpbench.pwa.algorithms import PWA_METHODS
 
 ALGORITHMS: dict[str, type[Algorithm]] = {
     cls.name: cls
-    for cls in (NonPrivate, Majority, DPSGD, DPBLSGD, DPBLSGDAC, DPBLGD, DPAGD, ObjPert, PrivGene, OutPertGD, OutPertRSGD)
+    for cls in (
+        NonPrivate,
+        Majority,
+        DPSGD,
+        DPBLSGD,
+        DPBLSGDAC,
+        DPBLGD,
+        DPAGD,
+        ObjPert,
+        PrivGene,
+        OutPertGD,
+        OutPertRSGD,
+    )
     + KURU_METHODS
     + PWA_METHODS
     + DDA_METHODS

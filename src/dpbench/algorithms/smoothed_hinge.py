@@ -55,13 +55,19 @@ def hinge_optimum(problem: GLMProblem, gap_tol: float, max_iter: int) -> HingeOp
     from scipy.optimize import minimize
 
     if problem.loss.name != "hinge" or problem.reg <= 0 or problem.l1_reg:
-        raise ValueError(f"hinge_optimum needs the hinge loss with μ > 0 and no ℓ1 term; got {problem.loss.name}, "
-                         f"μ = {problem.reg}, φ = {problem.l1_reg}")
+        raise ValueError(
+            f"hinge_optimum needs the hinge loss with μ > 0 and no ℓ1 term; got {problem.loss.name}, "
+            f"μ = {problem.reg}, φ = {problem.l1_reg}"
+        )
     w, iterations, h = np.zeros(problem.dim), 0, FIRST_SMOOTHING
     while True:
         smoothed = HuberHingeLoss(h)
         result = minimize(
-            _smoothed_objective, w, args=(problem, smoothed), jac=True, method="L-BFGS-B",
+            _smoothed_objective,
+            w,
+            args=(problem, smoothed),
+            jac=True,
+            method="L-BFGS-B",
             options={"maxiter": max_iter, "gtol": 1e-12, "ftol": 1e-15, "maxcor": 20},
         )
         w, iterations = result.x, iterations + int(result.nit)

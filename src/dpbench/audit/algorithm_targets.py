@@ -83,7 +83,9 @@ def _probe_batch_sums(problem, g_z: np.ndarray, sampling_rate: float, clip: floa
             raise AssertionError(f"batch {batch}: clipped sum {total}, expected [z ∈ B]·{g_z}")
 
 
-def _poisson_batches(runs: int, rows: int, sampling_rate: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _poisson_batches(
+    runs: int, rows: int, sampling_rate: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """(row 0 is in the batch, |B|) for ``runs`` independent Poisson batches of ``rows`` records, from ONE
     ``poisson_subsample`` over runs·rows records: either way every record is kept by an independent
     Bernoulli(q) coin, so the kept positions in [r·rows, (r + 1)·rows) are run r's batch, in law exactly."""
@@ -108,8 +110,15 @@ def _batch_size_statistic(g_z: np.ndarray, noise_multiplier: float, others: int)
     return statistic
 
 
-def dp_sgd_step_target(*, noise_multiplier: float = 1.5, sampling_rate: float = 0.25, clip: float = 4.0, others: int = 19,
-                       publish_batch_size: bool = False, name: str = "dp_sgd_step") -> Target:
+def dp_sgd_step_target(
+    *,
+    noise_multiplier: float = 1.5,
+    sampling_rate: float = 0.25,
+    clip: float = 4.0,
+    others: int = 19,
+    publish_batch_size: bool = False,
+    name: str = "dp_sgd_step",
+) -> Target:
     """One DP-SGD step (Abadi et al. 2016; dp_sgd.py): Σ_B clip(∇ℓ_i, C) + N(0, σ²C²I) on a Poisson batch
     of rate q. D′ = D ∪ {z}: the ``others`` records of D have x = 0 (zero gradients) and z has ‖∇ℓ_z‖ ≫ C, so
     the clipped sum is exactly [z ∈ B]·g_z, ‖g_z‖ = C (probed on ``clipped_gradient_sum``) — the worst case of
@@ -127,15 +136,27 @@ def dp_sgd_step_target(*, noise_multiplier: float = 1.5, sampling_rate: float = 
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
         in_batch, sizes = _poisson_batches(n, others + side, sampling_rate, rng)  # z is row 0 of D′ only
-        noisy = gaussian_mechanism((side * in_batch)[:, None] * g_z, sensitivity=clip, noise_multiplier=noise_multiplier,
-                                   rng=rng, ledger=ample_ledger("rdp"), sampling_rate=sampling_rate)
+        noisy = gaussian_mechanism(
+            (side * in_batch)[:, None] * g_z,
+            sensitivity=clip,
+            noise_multiplier=noise_multiplier,
+            rng=rng,
+            ledger=ample_ledger("rdp"),
+            sampling_rate=sampling_rate,
+        )
         return np.column_stack([noisy, sizes]) if publish_batch_size else noisy
 
-    return Target(name, claim, DELTA, sample,
-                  pair=f"D: {others} zero-gradient rows; D′ = D ∪ {{z}}, ‖∇ℓ_z‖ > C = {clip:g}; "
-                  f"q = {sampling_rate:g}, σ = {noise_multiplier:g}" + ("; output (noisy sum, |B|)" if publish_batch_size else ""),
-                  proof="Poisson-subsampled Gaussian RDP (Mironov et al. 2019), chen_lee Lemma 4 accounting",
-                  statistic=_batch_size_statistic(g_z, noise_multiplier, others) if publish_batch_size else None)
+    return Target(
+        name,
+        claim,
+        DELTA,
+        sample,
+        pair=f"D: {others} zero-gradient rows; D′ = D ∪ {{z}}, ‖∇ℓ_z‖ > C = {clip:g}; "
+        f"q = {sampling_rate:g}, σ = {noise_multiplier:g}"
+        + ("; output (noisy sum, |B|)" if publish_batch_size else ""),
+        proof="Poisson-subsampled Gaussian RDP (Mironov et al. 2019), chen_lee Lemma 4 accounting",
+        statistic=_batch_size_statistic(g_z, noise_multiplier, others) if publish_batch_size else None,
+    )
 
 
 # ------------------------------------------------------------------------------------------ DP-BLSGD
@@ -183,8 +204,9 @@ def _worst_record(law_d: np.ndarray, candidates, delta: float):
     return best[1]
 
 
-def dp_blsgd_line_search_target(noise: str = "laplace", *, epsilon: float = 1.0, rho: float = 0.05,
-                                candidates: int = 300) -> Target:
+def dp_blsgd_line_search_target(
+    noise: str = "laplace", *, epsilon: float = 1.0, rho: float = 0.05, candidates: int = 300
+) -> Target:
     """NoisyBTLS (chen_lee Alg. 1), DP-BLSGD's step-size release, on its real Armijo queries: D is a
     40-record logistic problem, D′ = D plus one record; both run ``ArmijoQueries`` through the
     calibration ``noisy_btls`` uses (``svt_noise(noise, Δ_q = C_obj/L, ε_BT or ρ_BT)``, checked against
@@ -211,40 +233,71 @@ def dp_blsgd_line_search_target(noise: str = "laplace", *, epsilon: float = 1.0,
             yield x_new, q_new, _svt_output_law(q_new, calibration)
 
     queries = (q_d, _worst_record(law_d, records(), delta)[1])
-    _check_noisy_btls_charge(make_problem(X, y, loss="logistic", reg=0.001), w, g, noise,
-                             epsilon if noise == "laplace" else rho, calibration, normaliser=float(n))
+    _check_noisy_btls_charge(
+        make_problem(X, y, loss="logistic", reg=0.001),
+        w,
+        g,
+        noise,
+        epsilon if noise == "laplace" else rho,
+        calibration,
+        normaliser=float(n),
+    )
 
     def sample(side: int, n_runs: int, rng: np.random.Generator) -> np.ndarray:
-        return sample_above_threshold(queries[side], 0.0, sensitivity=sensitivity, rng=rng, size=n_runs, noise=noise,
-                                      **budget)
+        return sample_above_threshold(
+            queries[side], 0.0, sensitivity=sensitivity, rng=rng, size=n_runs, noise=noise, **budget
+        )
 
-    return Target(f"dp_blsgd_noisy_btls_{noise}", claim, delta, sample,
-                  pair=f"40 records vs the same plus the worst of {candidates} random records (Armijo queries, "
-                  "Δ_q = C_obj/L)",
-                  proof="chen_lee Lemma 5 / Thm 1" if noise == "laplace"
-                  else f"chen_lee Thm 3, ρ_BT = {rho:g}, RDP → (ε, δ)")
+    return Target(
+        f"dp_blsgd_noisy_btls_{noise}",
+        claim,
+        delta,
+        sample,
+        pair=f"40 records vs the same plus the worst of {candidates} random records (Armijo queries, Δ_q = C_obj/L)",
+        proof="chen_lee Lemma 5 / Thm 1" if noise == "laplace" else f"chen_lee Thm 3, ρ_BT = {rho:g}, RDP → (ε, δ)",
+    )
 
 
-def _check_noisy_btls_charge(problem, w, g, noise: str, budget: float, calibration, *, normaliser: float,
-                             sampling_rate: float = 1.0) -> float:
+def _check_noisy_btls_charge(
+    problem, w, g, noise: str, budget: float, calibration, *, normaliser: float, sampling_rate: float = 1.0
+) -> float:
     """Run ``noisy_btls`` as DP-BLSGD's ``fit()`` does — for q < 1 on a batch from ``poisson_subsample``, charged
     to ``ledger.poisson_batch(q)`` — and check that it charges the calibration the sampler uses, priced as
     PoissonSampledEvent(q, ·) for q < 1; returns the ε the ledger then records (that one release's claim)."""
     ledger, rng = ample_ledger("rdp"), np.random.default_rng(0)
     subsampled = sampling_rate < 1.0
     batch = poisson_subsample(problem.n, sampling_rate, rng) if subsampled else None
-    noisy_btls(problem, w, g, batch, max_it=_BTLS_QUERIES, normaliser=normaliser, noise=noise, budget=budget, rng=rng,
-               ledger=ledger.poisson_batch(sampling_rate) if subsampled else ledger, **_BTLS)
+    noisy_btls(
+        problem,
+        w,
+        g,
+        batch,
+        max_it=_BTLS_QUERIES,
+        normaliser=normaliser,
+        noise=noise,
+        budget=budget,
+        rng=rng,
+        ledger=ledger.poisson_batch(sampling_rate) if subsampled else ledger,
+        **_BTLS,
+    )
     priced = PoissonSampledEvent(sampling_rate, calibration.event) if subsampled else calibration.event
     if ledger.entries[0].event != calibration.event or not math.isclose(
-            ledger.eps_spent, claimed_epsilon(priced, DELTA), rel_tol=1e-12):
-        raise AssertionError(f"noisy_btls charged {ledger.entries[0].event} (ε = {ledger.eps_spent}), the audit samples "
-                             f"{priced}")
+        ledger.eps_spent, claimed_epsilon(priced, DELTA), rel_tol=1e-12
+    ):
+        raise AssertionError(
+            f"noisy_btls charged {ledger.entries[0].event} (ε = {ledger.eps_spent}), the audit samples {priced}"
+        )
     return float(ledger.eps_spent)
 
 
-def dp_blsgd_poisson_line_search_target(noise: str = "laplace", *, epsilon: float = 2.0, rho: float = 0.2,
-                                        sampling_rate: float = 0.25, candidates: int = 300) -> Target:
+def dp_blsgd_poisson_line_search_target(
+    noise: str = "laplace",
+    *,
+    epsilon: float = 2.0,
+    rho: float = 0.2,
+    sampling_rate: float = 0.25,
+    candidates: int = 300,
+) -> Target:
     """NoisyBTLS (chen_lee Alg. 1) on a Poisson subsample of rate q, as DP-BLSGD and DP-BLSGD-AC run it: ``fit()``
     draws B with ``poisson_subsample``, normalises by the public L = qn̄ and charges ``noisy_btls`` to
     ``ledger.poisson_batch(q)`` (checked: the charge is priced as PoissonSampledEvent(q, ·) and is the claim, the
@@ -273,9 +326,16 @@ def dp_blsgd_poisson_line_search_target(noise: str = "laplace", *, epsilon: floa
 
     z, q_z = _worst_record(law_d, records(), DELTA)
     _check_only_z_moves_queries(np.vstack([X, z]), np.append(y, 1.0), w, g, normaliser, sampling_rate, (q_d, q_z))
-    claim = _check_noisy_btls_charge(make_problem(X, y, loss="logistic", reg=0.001), w, g, noise,
-                                     epsilon if noise == "laplace" else rho, calibration, normaliser=normaliser,
-                                     sampling_rate=sampling_rate)
+    claim = _check_noisy_btls_charge(
+        make_problem(X, y, loss="logistic", reg=0.001),
+        w,
+        g,
+        noise,
+        epsilon if noise == "laplace" else rho,
+        calibration,
+        normaliser=normaliser,
+        sampling_rate=sampling_rate,
+    )
 
     def runs(queries: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
         if count == 0:
@@ -291,11 +351,16 @@ def dp_blsgd_poisson_line_search_target(noise: str = "laplace", *, epsilon: floa
         out[~in_batch] = runs(q_d, int((~in_batch).sum()), rng)
         return out
 
-    return Target(f"dp_blsgd_poisson_btls_{noise}", claim, DELTA, sample,
-                  pair=f"D: 40 zero rows; D′ = D ∪ {{z}}, z the worst of {candidates} records; z ∈ B w.p. q = "
-                  f"{sampling_rate:g}, L = qn̄, Δ_q = C_obj/L",
-                  proof=("chen_lee Lemma 5 / Thm 2" if noise == "laplace" else f"chen_lee Thm 3, ρ_BT = {rho:g}")
-                  + ", Poisson amplification (chen_lee Lemma 4), RDP → (ε, δ)")
+    return Target(
+        f"dp_blsgd_poisson_btls_{noise}",
+        claim,
+        DELTA,
+        sample,
+        pair=f"D: 40 zero rows; D′ = D ∪ {{z}}, z the worst of {candidates} records; z ∈ B w.p. q = "
+        f"{sampling_rate:g}, L = qn̄, Δ_q = C_obj/L",
+        proof=("chen_lee Lemma 5 / Thm 2" if noise == "laplace" else f"chen_lee Thm 3, ρ_BT = {rho:g}")
+        + ", Poisson amplification (chen_lee Lemma 4), RDP → (ε, δ)",
+    )
 
 
 def _check_only_z_moves_queries(X, y, w, g, normaliser: float, sampling_rate: float, queries, draws: int = 16) -> None:
@@ -335,13 +400,25 @@ def dp_nag_step_target(epsilon: float = 1.0, *, n: int = 10, batch: int = 5, l1_
 
     def sample(side: int, n_runs: int, rng: np.random.Generator) -> np.ndarray:
         mean = (rng.random(n_runs) < batch / n) * sums[side] / batch
-        return subsampled_laplace_mechanism(mean, sensitivity=sensitivity, epsilon=sensitivity / scale,
-                                            sample_size=batch, population=n, rng=rng, ledger=ample_ledger())
+        return subsampled_laplace_mechanism(
+            mean,
+            sensitivity=sensitivity,
+            epsilon=sensitivity / scale,
+            sample_size=batch,
+            population=n,
+            rng=rng,
+            ledger=ample_ledger(),
+        )
 
-    return Target("dp_nag_step", claim, 0.0, sample,
-                  pair=f"replace-one: record 0's L1-clipped gradient −C vs +C (C = {l1_clip:g}), others zero; "
-                  f"m = {batch} of n = {n}",
-                  proof="kuru_acc eq. 3.3 (Laplace, WOR subsampling: Balle et al. 2018 Thm 9)")
+    return Target(
+        "dp_nag_step",
+        claim,
+        0.0,
+        sample,
+        pair=f"replace-one: record 0's L1-clipped gradient −C vs +C (C = {l1_clip:g}), others zero; "
+        f"m = {batch} of n = {n}",
+        proof="kuru_acc eq. 3.3 (Laplace, WOR subsampling: Balle et al. 2018 Thm 9)",
+    )
 
 
 # ------------------------------------------------------------------------------------------ DDA
@@ -355,11 +432,18 @@ def dda_release_target(*, epsilon: float = 0.8, delta0: float = 0.01) -> Target:
     claim = per_step_epsilon(sigma, lipschitz=1.0, delta0=delta0)
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
-        return noisy_subgradients([[1.0]], [1.0 if side == 0 else -1.0], np.zeros(n, dtype=int), np.zeros((n, 1)),
-                                  sigma=sigma, rng=rng)[:, 0]
+        return noisy_subgradients(
+            [[1.0]], [1.0 if side == 0 else -1.0], np.zeros(n, dtype=int), np.zeros((n, 1)), sigma=sigma, rng=rng
+        )[:, 0]
 
-    return Target("dda_release", claim, delta0, sample, pair="{(a, +1)} vs {(a, −1)}, ‖a‖ = L = 1, x = 0: ĝ = ∓a",
-                  proof="liu_dda Lemma 4.1 / eq. (16), Theorem 1's σ")
+    return Target(
+        "dda_release",
+        claim,
+        delta0,
+        sample,
+        pair="{(a, +1)} vs {(a, −1)}, ‖a‖ = L = 1, x = 0: ĝ = ∓a",
+        proof="liu_dda Lemma 4.1 / eq. (16), Theorem 1's σ",
+    )
 
 
 # ------------------------------------------------------------------------------ output / objective perturbation
@@ -382,19 +466,31 @@ def output_perturbation_target(epsilon: float = 1.0, delta: float = DELTA) -> Ta
     problems = _huber_pair()
     sensitivity = method.sensitivity(problems[0])
     lipschitz = public_constants(method.name, problems[0], method.row_bound)[0]
-    outputs = [float(gradient_descent(p, step=method.step(p), iterations=method.iterations, lipschitz=lipschitz)[0])
-               for p in problems]
+    outputs = [
+        float(gradient_descent(p, step=method.step(p), iterations=method.iterations, lipschitz=lipschitz)[0])
+        for p in problems
+    ]
     if not math.isclose(abs(outputs[0] - outputs[1]), sensitivity, rel_tol=1e-9):
         raise AssertionError(f"the pair should attain Δ_T = {sensitivity}, got {abs(outputs[0] - outputs[1])}")
     sigma = gaussian_noise_for_budget(epsilon, delta)
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
-        return gaussian_mechanism(np.full(n, outputs[side]), sensitivity=sensitivity, noise_multiplier=sigma, rng=rng,
-                                  ledger=ample_ledger("rdp", delta))
+        return gaussian_mechanism(
+            np.full(n, outputs[side]),
+            sensitivity=sensitivity,
+            noise_multiplier=sigma,
+            rng=rng,
+            ledger=ample_ledger("rdp", delta),
+        )
 
-    return Target("output_perturbation_gd", epsilon, delta, sample,
-                  pair=f"1-D Huber hinge, x₀ = 1, y₀ = +1 vs −1, μ = 1: |w_T − w′_T| = Δ_T = {sensitivity:.4g}",
-                  proof="output perturbation, Zhang et al. 2017 Sec. 3 (Δ_T of eq. GD-2), Gaussian mechanism (RDP)")
+    return Target(
+        "output_perturbation_gd",
+        epsilon,
+        delta,
+        sample,
+        pair=f"1-D Huber hinge, x₀ = 1, y₀ = +1 vs −1, μ = 1: |w_T − w′_T| = Δ_T = {sensitivity:.4g}",
+        proof="output perturbation, Zhang et al. 2017 Sec. 3 (Δ_T of eq. GD-2), Gaussian mechanism (RDP)",
+    )
 
 
 def _perturbed_minimisers(problem, extra_reg: float, b: np.ndarray) -> np.ndarray:
@@ -423,13 +519,24 @@ def objective_perturbation_target(epsilon: float = 1.0, delta: float = DELTA) ->
     extra_reg = 2.0 * problems[0].loss.smoothness / epsilon  # ObjPert.fit: Δ = 2λ/ε, λ = sup ℓ″ for ‖x‖ ≤ 1
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
-        b = objective_perturbation_noise(n, gradient_bound=problems[side].loss.lipschitz, epsilon=epsilon, delta=delta,
-                                         rng=rng, ledger=ample_ledger("approx", 0.5))
+        b = objective_perturbation_noise(
+            n,
+            gradient_bound=problems[side].loss.lipschitz,
+            epsilon=epsilon,
+            delta=delta,
+            rng=rng,
+            ledger=ample_ledger("approx", 0.5),
+        )
         return _perturbed_minimisers(problems[side], extra_reg, b)
 
-    return Target("objective_perturbation", epsilon, delta, sample,
-                  pair="1-D Huber hinge (h = 1/2), x₀ = 1, y₀ = +1 vs −1, μ = 0.01",
-                  proof="Kifer, Smith & Thakurta 2012 Thm 2 (Chaudhuri et al. 2011)")
+    return Target(
+        "objective_perturbation",
+        epsilon,
+        delta,
+        sample,
+        pair="1-D Huber hinge (h = 1/2), x₀ = 1, y₀ = +1 vs −1, μ = 0.01",
+        proof="Kifer, Smith & Thakurta 2012 Thm 2 (Chaudhuri et al. 2011)",
+    )
 
 
 # ------------------------------------------------------------------------------------------ kusner_bo
@@ -469,16 +576,35 @@ def _bo_value_target(name: str, method, eps_total: float, delta_total: float, pr
     ``laplace_mechanism`` with the release's failure_probability δ."""
     seed, base, first, best = _bo_value_pair(method, eps_total, delta_total)
     sensitivity, eps, dlt = (first.info[k] for k in ("value_sensitivity", "eps_release", "delta_release"))
-    probe_additive_release(lambda rng: method.release(base, epsilon=eps_total, delta=delta_total, rng=rng,
-                                                      ledger=ample_ledger("approx", 0.5)).value,
-                           best[0], "laplace", (0.0, sensitivity / eps))
+    probe_additive_release(
+        lambda rng: (
+            method.release(
+                base, epsilon=eps_total, delta=delta_total, rng=rng, ledger=ample_ledger("approx", 0.5)
+            ).value
+        ),
+        best[0],
+        "laplace",
+        (0.0, sensitivity / eps),
+    )
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
-        return laplace_mechanism(np.full(n, best[side]), sensitivity=sensitivity, epsilon=eps, rng=rng,
-                                 ledger=ample_ledger("approx", 0.5), failure_probability=dlt)
+        return laplace_mechanism(
+            np.full(n, best[side]),
+            sensitivity=sensitivity,
+            epsilon=eps,
+            rng=rng,
+            ledger=ample_ledger("approx", 0.5),
+            failure_probability=dlt,
+        )
 
-    return Target(name, eps, dlt, sample,
-                  pair=f"gains + Δ on GP-UCB's path (problem seed {seed}): v*′ − v* = Δ = {sensitivity:.4g}", proof=proof)
+    return Target(
+        name,
+        eps,
+        dlt,
+        sample,
+        pair=f"gains + Δ on GP-UCB's path (problem seed {seed}): v*′ − v* = Δ = {sensitivity:.4g}",
+        proof=proof,
+    )
 
 
 def bo_value_target(eps_total: float = 2.0, delta_total: float = DELTA) -> Target:
@@ -486,8 +612,13 @@ def bo_value_target(eps_total: float = 2.0, delta_total: float = DELTA) -> Targe
     the sensitivity assumption (Thm 3, which holds w.p. 1 − δ under Assumption 1) |v* − v*′| ≤ Δ_v; the
     pair attains it: D′'s gains are D's plus Δ_v on GP-UCB's path, as in tests/bo/test_kusner.py
     (:func:`_bo_value_pair`)."""
-    return _bo_value_target("bo_v_tilde", KusnerAlg1(iterations=4, gamma_t=1.0), eps_total, delta_total,
-                            "kusner_bo Thm 3 / Cor. 2 (under its sensitivity assumption)")
+    return _bo_value_target(
+        "bo_v_tilde",
+        KusnerAlg1(iterations=4, gamma_t=1.0),
+        eps_total,
+        delta_total,
+        "kusner_bo Thm 3 / Cor. 2 (under its sensitivity assumption)",
+    )
 
 
 def bo_alg2_value_target(eps_total: float = 2.0, delta_total: float = DELTA) -> Target:
@@ -495,8 +626,13 @@ def bo_alg2_value_target(eps_total: float = 2.0, delta_total: float = DELTA) -> 
     Cor. 3; KusnerAlg2.release, per release (ε/2, δ/2), T = 4, A = τ = 1). Under Thm 5's sensitivity bound
     (w.p. 1 − δ under Assumption 1 and de Freitas et al.'s) |f* − f*′| ≤ Δ_f; the pair attains it with D′'s
     gains D's plus Δ_f on GP-UCB's path (:func:`_bo_value_pair`)."""
-    return _bo_value_target("bo_f_tilde", KusnerAlg2(iterations=4), eps_total, delta_total,
-                            "kusner_bo Thm 5 / Cor. 3 (under its sensitivity assumption)")
+    return _bo_value_target(
+        "bo_f_tilde",
+        KusnerAlg2(iterations=4),
+        eps_total,
+        delta_total,
+        "kusner_bo Thm 5 / Cor. 3 (under its sensitivity assumption)",
+    )
 
 
 def bo_alg3_value_target(epsilon: float = 1.0) -> Target:
@@ -505,8 +641,9 @@ def bo_alg3_value_target(epsilon: float = 1.0) -> Target:
     ε-DP release, m = 1000, L = 1, 16 candidate λ in [10⁻², 1]). Thm 7 bounds |f*_L − f*′_L| ≤ Δ for every neighbouring V;
     the pair is that bound's edge, D′'s gains D's plus Δ on GP-UCB's path (:func:`_bo_value_pair`) — whether
     real validation sets reach it is Thm 7's business, not the audit's."""
-    return _bo_value_target("bo_f_tilde_l", KusnerAlg3(iterations=4), epsilon, DELTA,
-                            "kusner_bo Thm 7 / Cor. 4 (Assumption 2)")
+    return _bo_value_target(
+        "bo_f_tilde_l", KusnerAlg3(iterations=4), epsilon, DELTA, "kusner_bo Thm 7 / Cor. 4 (Assumption 2)"
+    )
 
 
 def bo_lambda_target(eps_total: float = 2.0, delta_total: float = DELTA) -> Target:
@@ -521,8 +658,14 @@ def bo_lambda_target(eps_total: float = 2.0, delta_total: float = DELTA) -> Targ
     neighbour = mean - sensitivity
     neighbour[target] = mean[target] + sensitivity
     eps, dlt = eps_total / 2.0, delta_total / 2.0
-    draws = [exponential_sampler(u, sensitivity=sensitivity, epsilon=eps, failure_probability=dlt)
-             for u in (mean, neighbour)]
-    return Target("bo_lambda_tilde", eps, dlt, lambda side, n, rng: draws[side](n, rng),
-                  pair=f"μ_T of GP-UCB vs μ_T ∓ Δ (+Δ at the least likely λ), Δ = {sensitivity:.4g}, |Λ| = 16",
-                  proof="kusner_bo Thm 1 / Cor. 1 (under its sensitivity assumption)")
+    draws = [
+        exponential_sampler(u, sensitivity=sensitivity, epsilon=eps, failure_probability=dlt) for u in (mean, neighbour)
+    ]
+    return Target(
+        "bo_lambda_tilde",
+        eps,
+        dlt,
+        lambda side, n, rng: draws[side](n, rng),
+        pair=f"μ_T of GP-UCB vs μ_T ∓ Δ (+Δ at the least likely λ), Δ = {sensitivity:.4g}, |Λ| = 16",
+        proof="kusner_bo Thm 1 / Cor. 1 (under its sensitivity assumption)",
+    )

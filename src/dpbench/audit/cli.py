@@ -62,8 +62,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--targets", default=None, help="comma-separated names (default: every real target); see --list")
     p.add_argument("--controls", action="store_true", help="also run every positive control (must all be caught)")
     p.add_argument("--out", default=None, help="write the results as a parquet file")
-    p.add_argument("--list", action="store_true",
-                   help="list the targets, the controls and the targets of each private algorithm, then exit")
+    p.add_argument(
+        "--list",
+        action="store_true",
+        help="list the targets, the controls and the targets of each private algorithm, then exit",
+    )
     return p
 
 
@@ -99,13 +102,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.controls:
         names += [c for c in CONTROLS if c not in names]
     started = time.perf_counter()
+
     def progress(row: SuiteRow) -> None:
         print(f"  {row.result.name}: {row.status} ({row.result.seconds:.1f} s)", file=sys.stderr)
 
     rows = run_suite(names, n=args.n, seed=args.seed, progress=progress)
     print(format_table(rows))
-    print(f"\nper-target confidence {confidence():.5f} (Bonferroni: family-wise false-alarm rate ≤ {FAMILY_ALPHA:.0%} "
-          f"over {len(TARGETS)} targets); seed {args.seed}; {time.perf_counter() - started:.1f} s")
+    print(
+        f"\nper-target confidence {confidence():.5f} (Bonferroni: family-wise false-alarm rate ≤ {FAMILY_ALPHA:.0%} "
+        f"over {len(TARGETS)} targets); seed {args.seed}; {time.perf_counter() - started:.1f} s"
+    )
     if args.out:
         to_frame(rows).to_parquet(args.out, index=False)
     failed = [r.result.name for r in rows if r.failed]

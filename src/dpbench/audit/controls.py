@@ -83,13 +83,18 @@ def gaussian_step_unclipped(noise_multiplier: float = 1.5, clip: float = 4.0) ->
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
         sums = np.zeros((n, 3)) + (raw if side == 1 else 0.0)
-        return gaussian_mechanism(sums, sensitivity=clip, noise_multiplier=noise_multiplier, rng=rng,
-                                  ledger=ample_ledger("rdp"))
+        return gaussian_mechanism(
+            sums, sensitivity=clip, noise_multiplier=noise_multiplier, rng=rng, ledger=ample_ledger("rdp")
+        )
 
-    return Target("control_gaussian_step_unclipped", claim, DELTA, sample,
-                  pair=f"D: zero-gradient rows; D′ = D ∪ {{z}}, ‖∇ℓ_z‖ = {np.linalg.norm(raw):.3g} ≫ C = {clip:g}, "
-                  "unclipped",
-                  proof="(broken) Gaussian mechanism with the sensitivity bound violated")
+    return Target(
+        "control_gaussian_step_unclipped",
+        claim,
+        DELTA,
+        sample,
+        pair=f"D: zero-gradient rows; D′ = D ∪ {{z}}, ‖∇ℓ_z‖ = {np.linalg.norm(raw):.3g} ≫ C = {clip:g}, unclipped",
+        proof="(broken) Gaussian mechanism with the sensitivity bound violated",
+    )
 
 
 def _encode(bits: np.ndarray) -> np.ndarray:
@@ -117,19 +122,28 @@ def svt_lyu_alg5(epsilon: float = 1.0) -> Target:
     """Alg. 5 on q(D) = (0, 1), q(D′) = (1, 0), Δ = 1, T = 0: the answer (⊥, ⊤) needs 0 < ρ ≤ 1 on D and is
     impossible on D′."""
     queries = (np.array([0.0, 1.0]), np.array([1.0, 0.0]))
-    return Target("control_svt_lyu_alg5", epsilon, 0.0,
-                  lambda side, n, rng: _broken_svt_lyu_alg5(queries[side], rng, n, epsilon),
-                  pair="q(D) = (0, 1), q(D′) = (1, 0), Δ = 1, T = 0", proof="(broken) Lyu, Su & Li 2017 Alg. 5")
+    return Target(
+        "control_svt_lyu_alg5",
+        epsilon,
+        0.0,
+        lambda side, n, rng: _broken_svt_lyu_alg5(queries[side], rng, n, epsilon),
+        pair="q(D) = (0, 1), q(D′) = (1, 0), Δ = 1, T = 0",
+        proof="(broken) Lyu, Su & Li 2017 Alg. 5",
+    )
 
 
 def svt_lyu_alg6(epsilon: float = 1.0, m: int = 5) -> Target:
     """Alg. 6 on 2m queries: q(D) = (0^m, 1^m), q(D′) = (1^m, 0^m), Δ = 1, T = 0 (Lyu et al. Sec. 3): the
     answers (⊥^m, ⊤^m) are likelier under D by a factor that grows with m."""
     queries = (np.repeat([0.0, 1.0], m), np.repeat([1.0, 0.0], m))
-    return Target("control_svt_lyu_alg6", epsilon, 0.0,
-                  lambda side, n, rng: _broken_svt_lyu_alg6(queries[side], rng, n, epsilon),
-                  pair=f"q(D) = (0^{m}, 1^{m}), q(D′) = (1^{m}, 0^{m}), Δ = 1, T = 0",
-                  proof="(broken) Lyu, Su & Li 2017 Alg. 6")
+    return Target(
+        "control_svt_lyu_alg6",
+        epsilon,
+        0.0,
+        lambda side, n, rng: _broken_svt_lyu_alg6(queries[side], rng, n, epsilon),
+        pair=f"q(D) = (0^{m}, 1^{m}), q(D′) = (1^{m}, 0^{m}), Δ = 1, T = 0",
+        proof="(broken) Lyu, Su & Li 2017 Alg. 6",
+    )
 
 
 def laplace_l2_calibrated(epsilon: float = 1.0, d: int = 16) -> Target:
@@ -141,16 +155,22 @@ def laplace_l2_calibrated(epsilon: float = 1.0, d: int = 16) -> Target:
         values = np.zeros((n, d)) + (shift if side == 1 else 0.0)
         return laplace_mechanism(values, sensitivity=1.0, epsilon=epsilon, rng=rng, ledger=ample_ledger())
 
-    return Target("control_laplace_l2_calibrated", epsilon, 0.0, sample,
-                  pair=f"f(D) = 0, f(D′) = 𝟏/√{d} in R^{d}: ‖Δf‖₂ = 1, ‖Δf‖₁ = {np.sqrt(d):g}",
-                  proof="(broken) Laplace mechanism needs the L1 sensitivity")
+    return Target(
+        "control_laplace_l2_calibrated",
+        epsilon,
+        0.0,
+        sample,
+        pair=f"f(D) = 0, f(D′) = 𝟏/√{d} in R^{d}: ‖Δf‖₂ = 1, ‖Δf‖₁ = {np.sqrt(d):g}",
+        proof="(broken) Laplace mechanism needs the L1 sensitivity",
+    )
 
 
 def _broken_reused_noise(values: np.ndarray, rng: np.random.Generator, epsilon: float) -> np.ndarray:
     """DELIBERATELY BROKEN: releases q₁ + L and q₂ + L with ONE Laplace draw L ~ Lap(1/ε) per run
     (``laplace_mechanism`` on a zero, then reused), claimed ε-DP for the pair."""
-    noise = laplace_mechanism(np.zeros(values.shape[0]), sensitivity=1.0, epsilon=epsilon, rng=rng,
-                              ledger=ample_ledger())
+    noise = laplace_mechanism(
+        np.zeros(values.shape[0]), sensitivity=1.0, epsilon=epsilon, rng=rng, ledger=ample_ledger()
+    )
     return values + noise[:, None]
 
 
@@ -159,9 +179,14 @@ def laplace_noise_reused(epsilon: float = 1.0) -> Target:
     noise draw: the difference of the two releases is noise-free (0 vs 2), so the privacy loss is
     unbounded (independent noise would give 2ε); claimed ε."""
     values = (np.zeros(2), np.array([1.0, -1.0]))
-    return Target("control_laplace_noise_reused", epsilon, 0.0,
-                  lambda side, n, rng: _broken_reused_noise(np.zeros((n, 2)) + values[side], rng, epsilon),
-                  pair="q(D) = (0, 0), q(D′) = (1, −1), one Laplace draw added to both", proof="(broken) noise reuse")
+    return Target(
+        "control_laplace_noise_reused",
+        epsilon,
+        0.0,
+        lambda side, n, rng: _broken_reused_noise(np.zeros((n, 2)) + values[side], rng, epsilon),
+        pair="q(D) = (0, 0), q(D′) = (1, −1), one Laplace draw added to both",
+        proof="(broken) noise reuse",
+    )
 
 
 def numpy_laplace_float_hole(epsilon: float = 1.0) -> Target:
@@ -171,7 +196,8 @@ def numpy_laplace_float_hole(epsilon: float = 1.0) -> Target:
     one of D′'s can, so P_D[not producible] ≈ 0.82 against 0 (Mironov 2012)."""
     base = laplace_target(epsilon, name="control_numpy_laplace_float_hole")
     return dataclasses.replace(
-        base, statistic=lambda y: numpy_laplace_producible(y, 1.0, 1.0 / epsilon).astype(np.float64),
+        base,
+        statistic=lambda y: numpy_laplace_producible(y, 1.0, 1.0 / epsilon).astype(np.float64),
         pair="f(D) = 0, f(D′) = 1; T(y) = [y is a float output of 1 + numpy's Laplace draw]",
         proof="(broken in floating point) numpy Laplace sampler, Mironov CCS 2012",
     )
@@ -189,16 +215,18 @@ def privgene_wide_mutation(epsilon: float = 1.0) -> Target:
     """BROKEN: ``PrivGene.fit`` (subclass :class:`_WideMutationPrivGene`) on the ``privgene`` pair with one record
     against, claimed ε as the ledger records: the candidates are ±8 and a hinge record moves their fitness
     difference by 9 = 9Δ', so with the exponent ε/(2Δ') P_D[+8] = 1/(1 + e^{4.5}) vs P_D′[+8] = 1/2."""
-    base = privgene_target(epsilon, method=_WideMutationPrivGene(), against=1, max_n=5_000,
-                           name="control_privgene_wide_mutation")
+    base = privgene_target(
+        epsilon, method=_WideMutationPrivGene(), against=1, max_n=5_000, name="control_privgene_wide_mutation"
+    )
     return dataclasses.replace(base, proof="(broken) PrivGene whose mutations outrun the Δ' it charges")
 
 
 def pwa_laplace_data_b_max_understated(epsilon: float = 1.0) -> Target:
     """BROKEN: ``PWALaplaceData.release`` on the ``pwa_laplace_data`` pair, the offsets moving by 1 but the problem
     declaring b_max = 1/4: noise for √m·b_max/4, claimed ε (4ε-DP for this pair)."""
-    base = pwa_laplace_data_target(epsilon, declared_b_max=0.25, max_n=50_000,
-                                   name="control_pwa_laplace_data_b_max_understated")
+    base = pwa_laplace_data_target(
+        epsilon, declared_b_max=0.25, max_n=50_000, name="control_pwa_laplace_data_b_max_understated"
+    )
     return dataclasses.replace(base, proof="(broken) vector Laplace on b calibrated to a b_max 4× too small")
 
 
@@ -234,10 +262,17 @@ def dp_agd_authors_noisy_min(epsilon: float = 1.0, *, candidates: int = 21, max_
         ledger = ample_ledger("pure")
         return np.array([method._noisy_min(scores[side], epsilon, rng, ledger) for _ in range(n)], dtype=float)
 
-    return Target("control_dp_agd_authors_noisy_min", epsilon, 0.0, sample, max_n=max_n, note="one selection per call",
-                  pair=f"{candidates} candidate steps, equal clipped-loss scores on D; D′ adds a record with clipped "
-                  f"loss 0 at step 0 and C_obj = {clip:g} at the others",
-                  proof="(broken as published) DP-AGD's public noisy min adds Exp noise to the scores, Lee & Kifer 2018 code")
+    return Target(
+        "control_dp_agd_authors_noisy_min",
+        epsilon,
+        0.0,
+        sample,
+        max_n=max_n,
+        note="one selection per call",
+        pair=f"{candidates} candidate steps, equal clipped-loss scores on D; D′ adds a record with clipped "
+        f"loss 0 at step 0 and C_obj = {clip:g} at the others",
+        proof="(broken as published) DP-AGD's public noisy min adds Exp noise to the scores, Lee & Kifer 2018 code",
+    )
 
 
 def kuru_authors_laprnd(epsilon: float = 2.0) -> Target:
@@ -248,15 +283,29 @@ def kuru_authors_laprnd(epsilon: float = 2.0) -> Target:
     ε = 2, so the true 2.83 clears the claim by the margin the suite asks of a control."""
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
-        return subsampled_laplace_std_as_scale(np.full(n, float(side)), sensitivity=1.0, epsilon=epsilon, sample_size=1,
-                                               population=1, rng=rng, ledger=ample_ledger("pure"))
+        return subsampled_laplace_std_as_scale(
+            np.full(n, float(side)),
+            sensitivity=1.0,
+            epsilon=epsilon,
+            sample_size=1,
+            population=1,
+            rng=rng,
+            ledger=ample_ledger("pure"),
+        )
 
-    return Target("control_kuru_authors_laprnd", epsilon, 0.0, sample,
-                  pair="f(D) = 0, f(D′) = 1 = Δ₁, one coordinate, m = n",
-                  proof="(broken as published) laprnd.m draws Lap(b/√2) for a charge of Lap(b), kuru_acc code")
+    return Target(
+        "control_kuru_authors_laprnd",
+        epsilon,
+        0.0,
+        sample,
+        pair="f(D) = 0, f(D′) = 1 = Δ₁, one coordinate, m = n",
+        proof="(broken as published) laprnd.m draws Lap(b/√2) for a charge of Lap(b), kuru_acc code",
+    )
 
 
-def dp_sgd_authors_fixed_batch(noise_multiplier: float = 1.2, delta: float = DELTA, *, rows: int = 50, batch: int = 49) -> Target:
+def dp_sgd_authors_fixed_batch(
+    noise_multiplier: float = 1.2, delta: float = DELTA, *, rows: int = 50, batch: int = 49
+) -> Target:
     """BROKEN as published: a DP-SGD step as the public DP-AGD code takes it under ``fidelity=authors_code``
     (:func:`~dpbench.privacy.published.gaussian_fixed_batch_priced_as_poisson`): a batch of exactly b rows
     drawn without replacement, charged PoissonSampledEvent(b/n, GaussianEvent(σ)). Add/remove pair: D holds
@@ -270,15 +319,26 @@ def dp_sgd_authors_fixed_batch(noise_multiplier: float = 1.2, delta: float = DEL
         batch_sum = np.full(n, -batch * clip)
         if side:
             batch_sum += np.where(rng.random(n) < batch / (rows + 1), 2.0 * clip, 0.0)
-        return gaussian_fixed_batch_priced_as_poisson(batch_sum, sensitivity=clip, noise_multiplier=noise_multiplier,
-                                                      batch_size=batch, population=rows, rng=rng,
-                                                      ledger=ample_ledger("rdp", delta))
+        return gaussian_fixed_batch_priced_as_poisson(
+            batch_sum,
+            sensitivity=clip,
+            noise_multiplier=noise_multiplier,
+            batch_size=batch,
+            population=rows,
+            rng=rng,
+            ledger=ample_ledger("rdp", delta),
+        )
 
     claim = claimed_epsilon(PoissonSampledEvent(batch / rows, GaussianEvent(noise_multiplier)), delta)
-    return Target("control_dp_sgd_authors_fixed_batch", claim, delta, sample,
-                  pair=f"D: {rows} rows with clipped gradient −C; D′ adds one with +C; a batch of b = {batch} drawn "
-                  "without replacement",
-                  proof="(broken as published) a fixed-size batch priced as Poisson sampling, DP-AGD code's dpsgd_ma")
+    return Target(
+        "control_dp_sgd_authors_fixed_batch",
+        claim,
+        delta,
+        sample,
+        pair=f"D: {rows} rows with clipped gradient −C; D′ adds one with +C; a batch of b = {batch} drawn "
+        "without replacement",
+        proof="(broken as published) a fixed-size batch priced as Poisson sampling, DP-AGD code's dpsgd_ma",
+    )
 
 
 def publish_batch_size(noise_multiplier: float = 1.5, sampling_rate: float = 0.25, others: int = 4) -> Target:
@@ -288,8 +348,13 @@ def publish_batch_size(noise_multiplier: float = 1.5, sampling_rate: float = 0.2
     instead of q; with D = 4 zero-gradient rows, a batch of all 5 rows (probability q⁵ ≈ 10⁻³ ≫ δ) can only be
     drawn on D′, so the pair (noisy sum, |B|) is (ε, 10⁻⁵)-DP for no ε at all, where the step without |B| is
     (1.355, 10⁻⁵)-DP exactly (tests/privacy/test_published_counts.py) and (1.606, 10⁻⁵) is claimed."""
-    base = dp_sgd_step_target(noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, others=others,
-                              publish_batch_size=True, name="control_publish_batch_size")
+    base = dp_sgd_step_target(
+        noise_multiplier=noise_multiplier,
+        sampling_rate=sampling_rate,
+        others=others,
+        publish_batch_size=True,
+        name="control_publish_batch_size",
+    )
     return dataclasses.replace(base, proof="(broken) a Poisson-subsampled Gaussian step released with its batch size")
 
 
@@ -302,9 +367,16 @@ def publish_trials(epsilon: float = 4.0, mean: float = 300.0) -> Target:
     (so the held-out coin, which leaves D′'s model unmoved, cannot dilute the events that favour D′), and selection
     follows the model (slope 500). Knowing K, the best of K trials all pulled down by x is an order statistic of
     known rank: its lower tail composes over the K trials."""
-    base = repeat_and_select_target(epsilon, DELTA, mean, 0.0, score_share=0.05,
-                                    pair=TuningPair(held_out=0.05, shift=-1.0, slope=500.0), publish_trials=True,
-                                    name="control_publish_trials")
+    base = repeat_and_select_target(
+        epsilon,
+        DELTA,
+        mean,
+        0.0,
+        score_share=0.05,
+        pair=TuningPair(held_out=0.05, shift=-1.0, slope=500.0),
+        publish_trials=True,
+        name="control_publish_trials",
+    )
     return dataclasses.replace(base, proof="(broken) repeat-and-select publishing K, which Thm 2 keeps hidden")
 
 
@@ -317,5 +389,9 @@ def publish_realised_n(epsilon: float = 0.05) -> Target:
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
         return np.column_stack([base.sample(side, n, rng), np.full(n, 100.0 + side)])
 
-    return dataclasses.replace(base, name="control_publish_realised_n", sample=sample,
-                               proof="(broken) the Laplace count released with the realised count")
+    return dataclasses.replace(
+        base,
+        name="control_publish_realised_n",
+        sample=sample,
+        proof="(broken) the Laplace count released with the realised count",
+    )

@@ -128,8 +128,9 @@ def _streams(seed: int, name: str) -> list[np.random.Generator]:
 def _draw(target: Target, side: int, n: int, rng: np.random.Generator) -> np.ndarray:
     out = np.asarray(target.sample(side, n, rng))
     if out.shape[:1] != (n,) or out.ndim > 2:
-        raise ValueError(f"{target.name}: sample(side={side}, n={n}) returned shape {out.shape}, "
-                         f"expected ({n},) or ({n}, k)")
+        raise ValueError(
+            f"{target.name}: sample(side={side}, n={n}) returned shape {out.shape}, expected ({n},) or ({n}, k)"
+        )
     return out
 
 
@@ -142,15 +143,26 @@ def audit(target: Target, n: int = DEFAULT_N, seed: int = 0, *, confidence: floa
     n_cal = max(1000, int(CALIBRATION_FRACTION * n_audit))
     cal_d, cal_p, aud_d, aud_p = _streams(seed, target.name)
     event: Event = choose_event(
-        _draw(target, 0, n_cal, cal_d), _draw(target, 1, n_cal, cal_p),
-        delta=target.delta, confidence=confidence, statistic=target.statistic,
+        _draw(target, 0, n_cal, cal_d),
+        _draw(target, 1, n_cal, cal_p),
+        delta=target.delta,
+        confidence=confidence,
+        statistic=target.statistic,
     )
     in_d = int(event.contains(_draw(target, 0, n_audit, aud_d)).sum())
     in_p = int(event.contains(_draw(target, 1, n_audit, aud_p)).sum())
     k1, k0 = (in_p, in_d) if event.swap else (in_d, in_p)
     bound = epsilon_lower_bound(k1, n_audit, k0, n_audit, delta=target.delta, confidence=confidence)
     return AuditResult(
-        name=target.name, eps_claimed=float(target.epsilon), delta=float(target.delta), eps_lower_bound=float(bound),
-        n=n_audit, event=event.description, verdict="violation" if bound > target.epsilon else "ok",
-        confidence=confidence, n_calibration=n_cal, hits=(k1, k0), seconds=time.perf_counter() - started,
+        name=target.name,
+        eps_claimed=float(target.epsilon),
+        delta=float(target.delta),
+        eps_lower_bound=float(bound),
+        n=n_audit,
+        event=event.description,
+        verdict="violation" if bound > target.epsilon else "ok",
+        confidence=confidence,
+        n_calibration=n_cal,
+        hits=(k1, k0),
+        seconds=time.perf_counter() - started,
     )

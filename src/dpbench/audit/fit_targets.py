@@ -84,8 +84,9 @@ def _release_claim(method, problem, epsilon: float) -> float:
 
 
 # ------------------------------------------------------------------------------------------ han_pwa
-def pwa_laplace_data_target(epsilon: float = 1.0, *, declared_b_max: float = 1.0, max_n: int | None = None,
-                            name: str = "pwa_laplace_data") -> Target:
+def pwa_laplace_data_target(
+    epsilon: float = 1.0, *, declared_b_max: float = 1.0, max_n: int | None = None, name: str = "pwa_laplace_data"
+) -> Target:
     """han_pwa's Laplace mechanism on the data (Sec. 4.1, Thm 16) through ``PWALaplaceData.release``:
     b̃ = b + w_P, w_P ∝ exp(−ε‖w_P‖₂/(√m·b_max)), then x = the exact LP minimiser on b̃ (post-processing,
     Thm 14); the released x is the output. Pair (d = 1, m = 2, c = 10, b_max = 1): f = max(x + b₁, −x + b₂),
@@ -104,10 +105,16 @@ def pwa_laplace_data_target(epsilon: float = 1.0, *, declared_b_max: float = 1.0
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
         return method.release(problems[side], epsilon=epsilon, runs=n, rng=rng, ledger=ample_ledger()).x[:, 0]
 
-    return Target(name, _release_claim(method, problems[0], epsilon), 0.0, sample, max_n=max_n,
-                  pair=f"d = 1, m = 2: b = (0, 0) vs b′ = (−1, 1), b_max = 1 (declared {declared_b_max:g}): "
-                  "‖Δb‖₂ = √m·b_max, x_opt 0 vs 1",
-                  proof="han_pwa Thm 16 (vector Laplace on b, Thm 9; the LP is post-processing, Thm 14)")
+    return Target(
+        name,
+        _release_claim(method, problems[0], epsilon),
+        0.0,
+        sample,
+        max_n=max_n,
+        pair=f"d = 1, m = 2: b = (0, 0) vs b′ = (−1, 1), b_max = 1 (declared {declared_b_max:g}): "
+        "‖Δb‖₂ = √m·b_max, x_opt 0 vs 1",
+        proof="han_pwa Thm 16 (vector Laplace on b, Thm 9; the LP is post-processing, Thm 14)",
+    )
 
 
 def pwa_subgradient_target(selection: str = "printed", epsilon: float = 1.0) -> Target:
@@ -130,10 +137,14 @@ def pwa_subgradient_target(selection: str = "printed", epsilon: float = 1.0) -> 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
         return method.release(problems[side], epsilon=epsilon, runs=n, rng=rng, ledger=ample_ledger()).x[:, 0]
 
-    return Target(f"pwa_subgradient_{selection}", _release_claim(method, problems[0], epsilon), 0.0, sample,
-                  pair=f"u_sub at x(1) = 0: b = {sign:+g}·(6, 0, 0, 0) vs {sign:+g}·(5, 1, 1, 1), b_max = 1, "
-                  "x(2) = −a_{i*}",
-                  proof=f"han_pwa Alg. 1 ({selection} sign), Thm 10 with Δ = b_max (exponential mechanism)")
+    return Target(
+        f"pwa_subgradient_{selection}",
+        _release_claim(method, problems[0], epsilon),
+        0.0,
+        sample,
+        pair=f"u_sub at x(1) = 0: b = {sign:+g}·(6, 0, 0, 0) vs {sign:+g}·(5, 1, 1, 1), b_max = 1, x(2) = −a_{{i*}}",
+        proof=f"han_pwa Alg. 1 ({selection} sign), Thm 10 with Δ = b_max (exponential mechanism)",
+    )
 
 
 # ------------------------------------------------------------------------------------------ OutPert-RSGD
@@ -150,10 +161,16 @@ def outpert_rsgd_target(epsilon: float = 1.0, delta: float = DELTA, max_n: int =
     method = OutPertRSGD(epochs=2, batch_size=2)
     _check_rsgd_pair(method, problems)
     budget = (epsilon, delta, "rdp", "replace_one")
-    return Target("outpert_rsgd", _fit_claim(method, problems[0], budget), delta,
-                  _fit_sampler(method, problems, budget), max_n=max_n, note="one OutPertRSGD.fit per draw",
-                  pair="1-D Huber hinge, n = 4, x₀ = 1, y₀ = +1 vs −1, μ = 1; E = 2, m = 2: |w − w′| = Δ^{(k)}",
-                  proof="Chen, Lee & Kifer 2019 (eq. RS-1, replace-one), Gaussian mechanism (RDP)")
+    return Target(
+        "outpert_rsgd",
+        _fit_claim(method, problems[0], budget),
+        delta,
+        _fit_sampler(method, problems, budget),
+        max_n=max_n,
+        note="one OutPertRSGD.fit per draw",
+        pair="1-D Huber hinge, n = 4, x₀ = 1, y₀ = +1 vs −1, μ = 1; E = 2, m = 2: |w − w′| = Δ^{(k)}",
+        proof="Chen, Lee & Kifer 2019 (eq. RS-1, replace-one), Gaussian mechanism (RDP)",
+    )
 
 
 def _check_rsgd_pair(method: OutPertRSGD, problems) -> None:
@@ -164,7 +181,9 @@ def _check_rsgd_pair(method: OutPertRSGD, problems) -> None:
     for k, order in enumerate((np.array([0, 1, 2, 3]), np.array([1, 2, 0, 3]))):
         w = [permuted_sgd(p, order, sizes, steps, averaging=method.averaging, lipschitz=lipschitz)[0] for p in problems]
         if not math.isclose(abs(w[0] - w[1]), sensitivities[k], rel_tol=1e-9):
-            raise AssertionError(f"batch {k}: the pair gives |w − w′| = {abs(w[0] - w[1])}, Δ^({k}) = {sensitivities[k]}")
+            raise AssertionError(
+                f"batch {k}: the pair gives |w − w′| = {abs(w[0] - w[1])}, Δ^({k}) = {sensitivities[k]}"
+            )
 
 
 # ------------------------------------------------------------------------------------------ PrivGene
@@ -180,16 +199,29 @@ def _check_privgene_pair(method: PrivGene, problems) -> tuple[float, float]:
     delta = method.mutation_scale_at(1)
     population = method._mutants(np.zeros((1, 1)), delta, np.random.default_rng(0))
     gaps = [float(np.diff(population_fitness(p, population.T, method.clip_obj))[0]) for p in problems]
-    charged = eem_sensitivity(population, l1_diameter=2.0 * delta, clip=method.clip_obj,
-                              lipschitz=problems[0].loss.lipschitz, feature_bound=method.feature_bound,
-                              reg=problems[0].reg)
+    charged = eem_sensitivity(
+        population,
+        l1_diameter=2.0 * delta,
+        clip=method.clip_obj,
+        lipschitz=problems[0].loss.lipschitz,
+        feature_bound=method.feature_bound,
+        reg=problems[0].reg,
+    )
     if not abs(gaps[1] - gaps[0]) >= charged * (1.0 - 1e-12):
-        raise AssertionError(f"the pair moves the fitness difference by {abs(gaps[1] - gaps[0])}, less than Δ' = {charged}")
+        raise AssertionError(
+            f"the pair moves the fitness difference by {abs(gaps[1] - gaps[0])}, less than Δ' = {charged}"
+        )
     return float(np.abs(population).max()), charged
 
 
-def privgene_target(epsilon: float = 1.0, *, method: PrivGene | None = None, against: int = 4,
-                    max_n: int = FIT_MAX_N, name: str = "privgene") -> Target:
+def privgene_target(
+    epsilon: float = 1.0,
+    *,
+    method: PrivGene | None = None,
+    against: int = 4,
+    max_n: int = FIT_MAX_N,
+    name: str = "privgene",
+) -> Target:
     """PrivGene (Zhang et al. 2013; privgene.py) by ``PrivGene.fit`` with its defaults on d = 1: r = 1 round,
     one parent, the population {+δ₀, −δ₀} (δ₀ = ½), one enhanced-exponential-mechanism selection with
     ε_sel = ε and Δ'_1 = G·B·2δ₀ = 1 (hinge, B = 1), exponent ε/(2Δ') (``tight=False``, DP-AGD's code). The
@@ -202,11 +234,17 @@ def privgene_target(epsilon: float = 1.0, *, method: PrivGene | None = None, aga
     problems = _privgene_pair(against)
     moves, charged = _check_privgene_pair(method, problems)
     budget = (epsilon, DELTA, "pure", "add_remove")
-    return Target(name, _fit_claim(method, problems[0], budget), 0.0, _fit_sampler(method, problems, budget),
-                  max_n=max_n, note="one PrivGene.fit per draw",
-                  pair=f"d = 1, hinge: D = {against} × (x = 1, y = −1), D′ = D ∪ {{(1, +1)}}; candidates ±{moves:g}, "
-                  f"Δ' = {charged:g}",
-                  proof="PrivGene's enhanced exponential mechanism (privgene.py; Zhang et al. 2013), add/remove")
+    return Target(
+        name,
+        _fit_claim(method, problems[0], budget),
+        0.0,
+        _fit_sampler(method, problems, budget),
+        max_n=max_n,
+        note="one PrivGene.fit per draw",
+        pair=f"d = 1, hinge: D = {against} × (x = 1, y = −1), D′ = D ∪ {{(1, +1)}}; candidates ±{moves:g}, "
+        f"Δ' = {charged:g}",
+        proof="PrivGene's enhanced exponential mechanism (privgene.py; Zhang et al. 2013), add/remove",
+    )
 
 
 # ------------------------------------------------------------------------------------------ liu_dda, noise=rdp
@@ -223,8 +261,18 @@ def _probe_dda_step(sigma: float, q: int, lipschitz: float, strength: float, see
     features, y = np.vstack([X, X]), np.concatenate([labels[1], labels[0]])  # node 0 holds D′, node 1 holds D
     node_rows = np.arange(2 * q).reshape(2, q)
     for seed in range(seeds):
-        sim = DDASimulator(features, y, node_rows, regulariser="l2", strength=strength, sigma=sigma, iterations=1,
-                           rng=np.random.default_rng(seed), schedule_edges=np.array([[[0, 1]]]), clip=lipschitz)
+        sim = DDASimulator(
+            features,
+            y,
+            node_rows,
+            regulariser="l2",
+            strength=strength,
+            sigma=sigma,
+            iterations=1,
+            rng=np.random.default_rng(seed),
+            schedule_edges=np.array([[[0, 1]]]),
+            clip=lipschitz,
+        )
         sim.step()
         rng = np.random.default_rng(seed)
         rows = node_rows[np.arange(2), rng.integers(q, size=2)]
@@ -233,8 +281,9 @@ def _probe_dda_step(sigma: float, q: int, lipschitz: float, strength: float, see
             raise AssertionError(f"probe seed {seed}: the simulator's state {sim.z} is not W·ζ = {zeta.mean(axis=0)}")
 
 
-def dda_rdp_release_target(epsilon: float = 1.0, delta: float = DELTA, q: int = 2, *, subsample: bool = True,
-                           name: str = "dda_rdp_release") -> Target:
+def dda_rdp_release_target(
+    epsilon: float = 1.0, delta: float = DELTA, q: int = 2, *, subsample: bool = True, name: str = "dda_rdp_release"
+) -> Target:
     """One node release of liu_dda Alg. 1 (line 7) under dp_dda's default ``noise=rdp``: ``DPDDA.fit`` with
     n = 2 nodes, T = 1 (each node releases once, K = 1) calibrates σ to the run's (ε, δ) and charges
     K copies of ``SampledWithoutReplacementEvent(1, q, GaussianEvent(σ/2L))`` (dpbench.dda.accounting:
@@ -254,11 +303,17 @@ def dda_rdp_release_target(epsilon: float = 1.0, delta: float = DELTA, q: int = 
     if (entry.event, entry.count) != (release_event(sigma, lipschitz=lipschitz, q=q), 1):
         raise AssertionError(f"fit charged {entry.count} × {entry.event}, the audit samples one release at σ = {sigma}")
     _probe_dda_step(sigma, q, lipschitz, strength)
-    return Target(name, float(ledger.eps_spent), delta, _dda_release_sampler(q, sigma, lipschitz, subsample=subsample),
-                  pair=f"one node's q = {q} samples (a, +1) vs the first replaced by (a, −1), ‖a‖ = L = 1, x = 0"
-                  + ("" if subsample else ", ξ always the replaced sample") + f"; σ = {sigma:.4g}",
-                  proof="liu_dda Alg. 1 line 7; Gaussian (sensitivity 2L) on 1 of q samples without replacement, RDP "
-                  "(Wang, Balle & Kasiviswanathan 2019 Thm 9)")
+    return Target(
+        name,
+        float(ledger.eps_spent),
+        delta,
+        _dda_release_sampler(q, sigma, lipschitz, subsample=subsample),
+        pair=f"one node's q = {q} samples (a, +1) vs the first replaced by (a, −1), ‖a‖ = L = 1, x = 0"
+        + ("" if subsample else ", ξ always the replaced sample")
+        + f"; σ = {sigma:.4g}",
+        proof="liu_dda Alg. 1 line 7; Gaussian (sensitivity 2L) on 1 of q samples without replacement, RDP "
+        "(Wang, Balle & Kasiviswanathan 2019 Thm 9)",
+    )
 
 
 def _dda_release_sampler(q: int, sigma: float, lipschitz: float, *, subsample: bool = True):
@@ -274,8 +329,9 @@ def _dda_release_sampler(q: int, sigma: float, lipschitz: float, *, subsample: b
 
 
 # ------------------------------------------------------------------------------------------ liu_dda, fidelity=paper
-def dda_paper_release_target(epsilon: float = 1.0, delta: float = DELTA, q: int = 50, *,
-                             name: str = "dda_paper_release") -> Target:
+def dda_paper_release_target(
+    epsilon: float = 1.0, delta: float = DELTA, q: int = 50, *, name: str = "dda_paper_release"
+) -> Target:
     """One node release of liu_dda Alg. 1 under ``fidelity=paper``: ``DPDDA.fit`` with n = 2 nodes, T = 1
     (ι = 1) draws Theorem 1's σ as printed, √(32·L²·log(2/δ₀))/(qε) at δ₀ = 0.01
     (:func:`~dpbench.dda.noise.sec5_sigma`; T = 1 is below Theorem 1's condition 5q²ε²/4, as Sec. 5's runs
@@ -290,9 +346,16 @@ def dda_paper_release_target(epsilon: float = 1.0, delta: float = DELTA, q: int 
     sigma = _fit(method, problem, ledger, np.random.default_rng(0)).info["sigma"]
     entry = ledger.entries[0]
     if (entry.event, entry.count) != (ApproxDPEvent(epsilon, delta), 1):
-        raise AssertionError(f"fit charged {entry.count} × {entry.event}, the audit's claim is (ε, δ) = ({epsilon}, {delta})")
+        raise AssertionError(
+            f"fit charged {entry.count} × {entry.event}, the audit's claim is (ε, δ) = ({epsilon}, {delta})"
+        )
     _probe_dda_step(sigma, q, lipschitz, strength)
-    return Target(name, epsilon, delta, _dda_release_sampler(q, sigma, lipschitz),
-                  pair=f"one node's q = {q} samples (a, +1) vs the first replaced by (a, −1), ‖a‖ = L = 1, x = 0; "
-                  f"σ = {sigma:.4g} (Theorem 1 as printed, T = 1, ι = 1)",
-                  proof="(broken as published) liu_dda Theorem 1's σ as Sec. 5 draws it, below the theorem's condition on T")
+    return Target(
+        name,
+        epsilon,
+        delta,
+        _dda_release_sampler(q, sigma, lipschitz),
+        pair=f"one node's q = {q} samples (a, +1) vs the first replaced by (a, −1), ‖a‖ = L = 1, x = 0; "
+        f"σ = {sigma:.4g} (Theorem 1 as printed, T = 1, ι = 1)",
+        proof="(broken as published) liu_dda Theorem 1's σ as Sec. 5 draws it, below the theorem's condition on T",
+    )

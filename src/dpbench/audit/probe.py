@@ -77,7 +77,11 @@ def probe_argmax_mechanism(
 
 
 def probe_additive_release(
-    release: Callable[[np.random.Generator], float], value: float, noise: str, params: tuple[float, float], seed: int = 7
+    release: Callable[[np.random.Generator], float],
+    value: float,
+    noise: str,
+    params: tuple[float, float],
+    seed: int = 7,
 ) -> None:
     """Raise unless ``release(rng)`` is ``value`` plus the one draw of ``noise``(*params) it makes, checked on
     :data:`PROBE_CALLS` calls with a :class:`RecordingGenerator` (draws of other laws are not checked)."""
@@ -87,17 +91,26 @@ def probe_additive_release(
         released = release(rng)
         draws = [c for c in rng.calls if c[0] == noise]
         if len(draws) != 1 or not np.allclose(draws[0][1], params, rtol=1e-12, atol=0.0) or draws[0][2].size != 1:
-            raise AssertionError(f"expected one {noise}{params} draw per release, saw {[(c[0], c[1]) for c in rng.calls]}")
+            raise AssertionError(
+                f"expected one {noise}{params} draw per release, saw {[(c[0], c[1]) for c in rng.calls]}"
+            )
         if released != value + float(draws[0][2]):
-            raise AssertionError(f"probe call {call}: released {released!r}, value + noise is {value + float(draws[0][2])!r}")
+            raise AssertionError(
+                f"probe call {call}: released {released!r}, value + noise is {value + float(draws[0][2])!r}"
+            )
 
 
-def probe_same_release(release: Callable[[np.random.Generator], object], primitive: Callable[[np.random.Generator], object],
-                       calls: int = PROBE_CALLS) -> None:
+def probe_same_release(
+    release: Callable[[np.random.Generator], object],
+    primitive: Callable[[np.random.Generator], object],
+    calls: int = PROBE_CALLS,
+) -> None:
     """Raise unless ``release(rng)`` equals ``primitive(rng)`` exactly for fresh generators seeded
     0 … ``calls`` − 1: the mechanism releases exactly the primitive's draw (same calibration, same
     randomness)."""
     for seed in range(calls):
         got, want = release(np.random.default_rng(seed)), primitive(np.random.default_rng(seed))
         if not np.array_equal(np.asarray(got), np.asarray(want)):
-            raise AssertionError(f"probe seed {seed}: the mechanism released {got!r}, its sampler primitive draws {want!r}")
+            raise AssertionError(
+                f"probe seed {seed}: the mechanism released {got!r}, its sampler primitive draws {want!r}"
+            )

@@ -25,17 +25,24 @@ from dpbench.privacy.mechanisms import (
 )
 from dpbench.privacy.samplers import use_sampler
 
-__all__ = ["secure_exponential_target", "secure_gaussian_target", "secure_laplace_target", "secure_report_noisy_max_target"]
+__all__ = [
+    "secure_exponential_target",
+    "secure_gaussian_target",
+    "secure_laplace_target",
+    "secure_report_noisy_max_target",
+]
 
 PROOF = "; grid-rounded, discrete noise calibrated to the inflated sensitivity (samplers module, CKS 2020)"
 
 
 def _probe(release, primitive) -> None:
     """:func:`probe_same_release` with both sides under the secure sampler."""
+
     def secure(call):
         def run(rng):
             with use_sampler("secure"):
                 return call(rng)
+
         return run
 
     probe_same_release(secure(release), secure(primitive))
@@ -45,14 +52,22 @@ def secure_laplace_target(epsilon: float = 1.0) -> Target:
     """``laplace_mechanism`` under the secure sampler: f(D) = 0, f(D′) = Δ = 1 (the numpy target's pair).
     Both outputs lie on the same grid, so the density ratio is e^{ε|Δn|/T} ≤ e^ε (discrete Laplace)."""
     ledger = ample_ledger()
-    _probe(lambda rng: laplace_mechanism(0.0, sensitivity=1.0, epsilon=epsilon, rng=rng, ledger=ledger),
-           lambda rng: float(_laplace(rng, np.zeros(1), epsilon)[0]))
+    _probe(
+        lambda rng: laplace_mechanism(0.0, sensitivity=1.0, epsilon=epsilon, rng=rng, ledger=ledger),
+        lambda rng: float(_laplace(rng, np.zeros(1), epsilon)[0]),
+    )
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
         return _laplace(rng, np.full(n, float(side)), epsilon)
 
-    return Target("secure_laplace", epsilon, 0.0, sample, pair="f(D) = 0, f(D′) = Δ = 1 (L1 sensitivity 1)",
-                  proof="discrete Laplace mechanism, CKS 2020 / Dwork & Roth Thm 3.6" + PROOF)
+    return Target(
+        "secure_laplace",
+        epsilon,
+        0.0,
+        sample,
+        pair="f(D) = 0, f(D′) = Δ = 1 (L1 sensitivity 1)",
+        proof="discrete Laplace mechanism, CKS 2020 / Dwork & Roth Thm 3.6" + PROOF,
+    )
 
 
 def _laplace(rng: np.random.Generator, x: np.ndarray, epsilon: float) -> np.ndarray:
@@ -72,15 +87,23 @@ def secure_gaussian_target(epsilon: float = 1.0, delta: float = DELTA) -> Target
         with use_sampler("secure") as secure:
             return secure.gaussian(rng, x, sensitivity=1.0, noise_multiplier=sigma, coordinates=1)
 
-    _probe(lambda rng: gaussian_mechanism(0.0, sensitivity=1.0, noise_multiplier=sigma, rng=rng, ledger=ledger),
-           lambda rng: float(gaussian(rng, np.zeros(1))[0]))
-    return Target("secure_gaussian", claim, delta, lambda side, n, rng: gaussian(rng, np.full(n, float(side))),
-                  pair=f"f(D) = 0, f(D′) = Δ₂ = 1; σ = {sigma:.4g}",
-                  proof="discrete Gaussian, CKS 2020 Thm 15 (zCDP = the Gaussian RDP curve), ε by the RDP conversion" + PROOF)
+    _probe(
+        lambda rng: gaussian_mechanism(0.0, sensitivity=1.0, noise_multiplier=sigma, rng=rng, ledger=ledger),
+        lambda rng: float(gaussian(rng, np.zeros(1))[0]),
+    )
+    return Target(
+        "secure_gaussian",
+        claim,
+        delta,
+        lambda side, n, rng: gaussian(rng, np.full(n, float(side))),
+        pair=f"f(D) = 0, f(D′) = Δ₂ = 1; σ = {sigma:.4g}",
+        proof="discrete Gaussian, CKS 2020 Thm 15 (zCDP = the Gaussian RDP curve), ε by the RDP conversion" + PROOF,
+    )
 
 
-def _argmax_target(name: str, method: str, mechanism, pairs: tuple[np.ndarray, np.ndarray], epsilon: float,
-                   pair: str, proof: str) -> Target:
+def _argmax_target(
+    name: str, method: str, mechanism, pairs: tuple[np.ndarray, np.ndarray], epsilon: float, pair: str, proof: str
+) -> Target:
     """A secure argmax mechanism (``method`` of the sampler) on ``pairs``, vectorised over runs."""
     ledger = ample_ledger()
 
@@ -89,8 +112,10 @@ def _argmax_target(name: str, method: str, mechanism, pairs: tuple[np.ndarray, n
             return getattr(secure, method)(rng, values, sensitivity=1.0, epsilon=epsilon, monotonic=False)
 
     for v in pairs:
-        _probe(lambda rng, v=v: mechanism(v, sensitivity=1.0, epsilon=epsilon, rng=rng, ledger=ledger),
-               lambda rng, v=v: int(primitive(rng, v)))
+        _probe(
+            lambda rng, v=v: mechanism(v, sensitivity=1.0, epsilon=epsilon, rng=rng, ledger=ledger),
+            lambda rng, v=v: int(primitive(rng, v)),
+        )
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
         return primitive(rng, np.broadcast_to(pairs[side], (n, pairs[side].size)))
@@ -102,9 +127,15 @@ def secure_report_noisy_max_target(epsilon: float = 1.0) -> Target:
     """``report_noisy_max`` (general form) under the secure sampler, on the numpy target's pair:
     v(D) = (−2, 0, …, 0), v(D′) = (−1, …, −1), 8 candidates, Δ = 1."""
     pairs = (np.array([-2.0] + [0.0] * 7), np.full(8, -1.0))
-    return _argmax_target("secure_report_noisy_max", "report_noisy_max", report_noisy_max, pairs, epsilon,
-                          pair="v(D) = (−2, 0, …, 0), v(D′) = (−1, …, −1), 8 candidates, Δ = 1",
-                          proof="report noisy max with discrete Laplace noise, Dwork & Roth 2014 Claim 3.9")
+    return _argmax_target(
+        "secure_report_noisy_max",
+        "report_noisy_max",
+        report_noisy_max,
+        pairs,
+        epsilon,
+        pair="v(D) = (−2, 0, …, 0), v(D′) = (−1, …, −1), 8 candidates, Δ = 1",
+        proof="report noisy max with discrete Laplace noise, Dwork & Roth 2014 Claim 3.9",
+    )
 
 
 def secure_exponential_target(epsilon: float = 1.0) -> Target:
@@ -112,6 +143,12 @@ def secure_exponential_target(epsilon: float = 1.0) -> Target:
     i.e. permute-and-flip): u(D) = (−2, 0, 0, 0), u(D′) = (−1, −1, −1, −1), Δ = 1. With exponential noise
     of scale 2Δ/ε, P[first wins] is exactly e^ε times larger on D′ (memorylessness), so the pair is tight."""
     pairs = (np.array([-2.0, 0.0, 0.0, 0.0]), np.full(4, -1.0))
-    return _argmax_target("secure_exponential", "exponential", exponential_mechanism, pairs, epsilon,
-                          pair="u(D) = (−2, 0, 0, 0), u(D′) = (−1, −1, −1, −1), Δ = 1",
-                          proof="report noisy max with exponential noise = permute-and-flip (McKenna & Sheldon 2020)")
+    return _argmax_target(
+        "secure_exponential",
+        "exponential",
+        exponential_mechanism,
+        pairs,
+        epsilon,
+        pair="u(D) = (−2, 0, 0, 0), u(D′) = (−1, −1, −1, −1), Δ = 1",
+        proof="report noisy max with exponential noise = permute-and-flip (McKenna & Sheldon 2020)",
+    )

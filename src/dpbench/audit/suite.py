@@ -147,12 +147,23 @@ def run_suite(
 
 def to_frame(rows: list[SuiteRow]) -> pd.DataFrame:
     """One row per audit, with the table's columns first."""
-    return pd.DataFrame([
-        {
-            "mechanism": r.result.name, "eps_claimed": r.result.eps_claimed, "delta": r.result.delta,
-            "eps_lower_bound": r.result.eps_lower_bound, "n": r.result.n, "event": r.result.event, "verdict": r.status,
-            "control": r.control, "confidence": r.result.confidence, "n_calibration": r.result.n_calibration,
-            "hits_favoured": r.result.hits[0], "hits_other": r.result.hits[1], "seconds": r.result.seconds,
-        }
-        for r in rows
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "mechanism": r.result.name,
+                "eps_claimed": r.result.eps_claimed,
+                "delta": r.result.delta,
+                "eps_lower_bound": r.result.eps_lower_bound,
+                "n": r.result.n,
+                "event": r.result.event,
+                "verdict": r.status,
+                "control": r.control,
+                "confidence": r.result.confidence,
+                "n_calibration": r.result.n_calibration,
+                "hits_favoured": r.result.hits[0],
+                "hits_other": r.result.hits[1],
+                "seconds": r.result.seconds,
+            }
+            for r in rows
+        ]
+    )

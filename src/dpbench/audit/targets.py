@@ -73,8 +73,14 @@ def laplace_target(epsilon: float = 1.0, *, mechanism_epsilon: float | None = No
         value = np.full(n, float(side))
         return laplace_mechanism(value, sensitivity=1.0, epsilon=noise_eps, rng=rng, ledger=ample_ledger())
 
-    return Target(name, epsilon, 0.0, sample, pair="f(D) = 0, f(D′) = Δ = 1 (L1 sensitivity 1)",
-                  proof="Laplace mechanism, Dwork et al. 2006 / Dwork & Roth Thm 3.6")
+    return Target(
+        name,
+        epsilon,
+        0.0,
+        sample,
+        pair="f(D) = 0, f(D′) = Δ = 1 (L1 sensitivity 1)",
+        proof="Laplace mechanism, Dwork et al. 2006 / Dwork & Roth Thm 3.6",
+    )
 
 
 def training_count_target(epsilon: float = 0.05) -> Target:
@@ -86,8 +92,14 @@ def training_count_target(epsilon: float = 0.05) -> Target:
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
         return noisy_count(np.full(n, 100 + side), epsilon, rng, ample_ledger()).astype(float)
 
-    return Target("training_count", epsilon, 0.0, sample, pair="n = 100 records on D, 101 on D′ (add/remove)",
-                  proof="Laplace mechanism on a count (sensitivity 1), rounding and the floor at 1 are post-processing")
+    return Target(
+        "training_count",
+        epsilon,
+        0.0,
+        sample,
+        pair="n = 100 records on D, 101 on D′ (add/remove)",
+        proof="Laplace mechanism on a count (sensitivity 1), rounding and the floor at 1 are post-processing",
+    )
 
 
 def gaussian_target(epsilon: float = 1.0, delta: float = DELTA) -> Target:
@@ -97,11 +109,18 @@ def gaussian_target(epsilon: float = 1.0, delta: float = DELTA) -> Target:
     sigma = gaussian_noise_for_budget(epsilon, delta)
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
-        return gaussian_mechanism(np.full(n, float(side)), sensitivity=1.0, noise_multiplier=sigma, rng=rng,
-                                  ledger=ample_ledger("rdp", delta))
+        return gaussian_mechanism(
+            np.full(n, float(side)), sensitivity=1.0, noise_multiplier=sigma, rng=rng, ledger=ample_ledger("rdp", delta)
+        )
 
-    return Target("gaussian", epsilon, delta, sample, pair=f"f(D) = 0, f(D′) = Δ₂ = 1; σ = {sigma:.4g}",
-                  proof="Gaussian mechanism, RDP (chen_lee Lemma 1; Mironov 2017 Prop. 3), ε by the RDP conversion")
+    return Target(
+        "gaussian",
+        epsilon,
+        delta,
+        sample,
+        pair=f"f(D) = 0, f(D′) = Δ₂ = 1; σ = {sigma:.4g}",
+        proof="Gaussian mechanism, RDP (chen_lee Lemma 1; Mironov 2017 Prop. 3), ε by the RDP conversion",
+    )
 
 
 def exponential_sampler(utilities: np.ndarray, *, sensitivity: float, epsilon: float, failure_probability: float = 0.0):
@@ -112,9 +131,12 @@ def exponential_sampler(utilities: np.ndarray, *, sensitivity: float, epsilon: f
     log_p = np.log(exponential_mechanism_probabilities(u, sensitivity=sensitivity, epsilon=epsilon))
     ledger = ample_ledger("approx", 0.5)
     probe_argmax_mechanism(
-        lambda rng: exponential_mechanism(u, sensitivity=sensitivity, epsilon=epsilon, rng=rng, ledger=ledger,
-                                          failure_probability=failure_probability),
-        log_p, "gumbel", (0.0, 1.0),
+        lambda rng: exponential_mechanism(
+            u, sensitivity=sensitivity, epsilon=epsilon, rng=rng, ledger=ledger, failure_probability=failure_probability
+        ),
+        log_p,
+        "gumbel",
+        (0.0, 1.0),
     )
 
     cdf = np.cumsum(np.exp(log_p))
@@ -132,11 +154,18 @@ def exponential_target(epsilon: float = 1.0) -> Target:
     score and e^{ε/2} from the normaliser; both are attained only when the candidate gains Δ while
     every other loses Δ, and the normaliser term tends to e^{ε/2} as the candidate becomes unlikely.
     Among such pairs this gap (6Δ) maximises the expected 99.95% bound at N = 10⁶ (≈ 0.93ε)."""
-    draws = [exponential_sampler(u, sensitivity=1.0, epsilon=epsilon)
-             for u in (np.array([-6.0, 0.0, 0.0, 0.0]), np.array([-5.0, -1.0, -1.0, -1.0]))]
-    return Target("exponential", epsilon, 0.0, lambda side, n, rng: draws[side](n, rng),
-                  pair="u(D) = (−6, 0, 0, 0), u(D′) = (−5, −1, −1, −1), Δ = 1",
-                  proof="exponential mechanism, McSherry & Talwar 2007 Thm 6")
+    draws = [
+        exponential_sampler(u, sensitivity=1.0, epsilon=epsilon)
+        for u in (np.array([-6.0, 0.0, 0.0, 0.0]), np.array([-5.0, -1.0, -1.0, -1.0]))
+    ]
+    return Target(
+        "exponential",
+        epsilon,
+        0.0,
+        lambda side, n, rng: draws[side](n, rng),
+        pair="u(D) = (−6, 0, 0, 0), u(D′) = (−5, −1, −1, −1), Δ = 1",
+        proof="exponential mechanism, McSherry & Talwar 2007 Thm 6",
+    )
 
 
 def report_noisy_max_target(epsilon: float = 1.0, *, monotonic: bool = True) -> Target:
@@ -153,23 +182,32 @@ def report_noisy_max_target(epsilon: float = 1.0, *, monotonic: bool = True) -> 
     ledger = ample_ledger()
     for v in pairs:
         probe_argmax_mechanism(
-            lambda rng, v=v: report_noisy_max(v, sensitivity=1.0, epsilon=epsilon, rng=rng, ledger=ledger,
-                                              monotonic=monotonic),
-            v, "laplace", (0.0, scale),
+            lambda rng, v=v: report_noisy_max(
+                v, sensitivity=1.0, epsilon=epsilon, rng=rng, ledger=ledger, monotonic=monotonic
+            ),
+            v,
+            "laplace",
+            (0.0, scale),
         )
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
         return np.argmax(pairs[side] + rng.laplace(0.0, scale, size=(n, k)), axis=1)
 
     name = "report_noisy_max_dp_agd" if monotonic else "report_noisy_max"
-    return Target(name, epsilon, 0.0, sample,
-                  pair=f"v(D) = ({low_text}, 0, …, 0), v(D′) = (−1, …, −1), 8 candidates, Δ = 1"
-                  + (" (monotone: DP-AGD's clipped loss sums)" if monotonic else ""),
-                  proof="report noisy max, Dwork & Roth 2014 Claim 3.9" + (" (monotone queries)" if monotonic else ""))
+    return Target(
+        name,
+        epsilon,
+        0.0,
+        sample,
+        pair=f"v(D) = ({low_text}, 0, …, 0), v(D′) = (−1, …, −1), 8 candidates, Δ = 1"
+        + (" (monotone: DP-AGD's clipped loss sums)" if monotonic else ""),
+        proof="report noisy max, Dwork & Roth 2014 Claim 3.9" + (" (monotone queries)" if monotonic else ""),
+    )
 
 
-def above_threshold_target(noise: str = "laplace", *, epsilon: float = 1.0, rho: float = 0.05,
-                           sampler: str = "numpy") -> Target:
+def above_threshold_target(
+    noise: str = "laplace", *, epsilon: float = 1.0, rho: float = 0.05, sampler: str = "numpy"
+) -> Target:
     """``sample_above_threshold`` (the vectorised AboveThreshold sharing ``svt_noise`` and the noise draws
     with the mechanism NoisyBTLS calls) on chen_lee App. B's worst case :data:`SVT_D` / :data:`SVT_D_PRIME`,
     threshold 0. Laplace: ε-DP (chen_lee Lemma 5). Gaussian: (α, αρ)-RDP (chen_lee Thm 3), claimed at
@@ -187,10 +225,14 @@ def above_threshold_target(noise: str = "laplace", *, epsilon: float = 1.0, rho:
             return sample_above_threshold(queries[side], 0.0, sensitivity=1.0, rng=rng, size=n, noise=noise, **budget)
 
     prefix = "" if sampler == "numpy" else f"{sampler}_"
-    return Target(f"{prefix}above_threshold_{noise}", claim, delta, sample,
-                  pair="q(D) = 0⁹, q(D′) = (1⁸, −1), Δ = 1, T = 0 (chen_lee App. B)",
-                  proof="chen_lee Lemma 5 (Laplace)" if noise == "laplace"
-                  else f"chen_lee Thm 3, ρ = {rho:g}, RDP → (ε, δ)")
+    return Target(
+        f"{prefix}above_threshold_{noise}",
+        claim,
+        delta,
+        sample,
+        pair="q(D) = 0⁹, q(D′) = (1⁸, −1), Δ = 1, T = 0 (chen_lee App. B)",
+        proof="chen_lee Lemma 5 (Laplace)" if noise == "laplace" else f"chen_lee Thm 3, ρ = {rho:g}, RDP → (ε, δ)",
+    )
 
 
 def pwa_vector_laplace_target(epsilon: float = 1.0) -> Target:
@@ -211,9 +253,14 @@ def pwa_vector_laplace_target(epsilon: float = 1.0) -> Target:
         release = laplace_solution(problems[side], epsilon=epsilon, runs=n, rng=rng, ledger=ample_ledger())
         return release.x
 
-    return Target("pwa_vector_laplace", epsilon, 0.0, sample,
-                  pair="d = 2 box, x_opt(D) = (−1, −1), x_opt(D′) = (1, 1): ‖Δx‖ = diam P = 2√2",
-                  proof="han_pwa Thm 9 / Thm 17 (vector Laplace, scale Δ₂/ε)")
+    return Target(
+        "pwa_vector_laplace",
+        epsilon,
+        0.0,
+        sample,
+        pair="d = 2 box, x_opt(D) = (−1, −1), x_opt(D′) = (1, 1): ‖Δx‖ = diam P = 2√2",
+        proof="han_pwa Thm 9 / Thm 17 (vector Laplace, scale Δ₂/ε)",
+    )
 
 
 def pwa_exponential_mcmc_target(epsilon: float = 1.0, delta: float = DELTA, max_n: int = 4000) -> Target:
@@ -231,6 +278,13 @@ def pwa_exponential_mcmc_target(epsilon: float = 1.0, delta: float = DELTA, max_
         ledger = ample_ledger("approx", 0.5)
         return exponential_mcmc(problems[side], epsilon=epsilon, runs=n, rng=rng, ledger=ledger, delta=delta).x[:, 0]
 
-    return Target("pwa_exponential_mcmc", epsilon, delta, sample, max_n=max_n,
-                  note="5000-step Metropolis chain per draw", pair="f_D = |x|, f_D′ = |x − 1| on [−2, 2], b_max = 1",
-                  proof="han_pwa Thm 19 (exponential mechanism; Metropolis assumed mixed)")
+    return Target(
+        "pwa_exponential_mcmc",
+        epsilon,
+        delta,
+        sample,
+        max_n=max_n,
+        note="5000-step Metropolis chain per draw",
+        pair="f_D = |x|, f_D′ = |x − 1| on [−2, 2], b_max = 1",
+        proof="han_pwa Thm 19 (exponential mechanism; Metropolis assumed mixed)",
+    )

@@ -73,13 +73,26 @@ def _blocks(trials: np.ndarray) -> Iterator[np.ndarray]:
         start = stop
 
 
-def _release(side: int, held: np.ndarray, trials: np.ndarray, budget: TrialBudget, sigma_train: float, pair: TuningPair,
-             score_noise: bool, rng: np.random.Generator) -> np.ndarray:
+def _release(
+    side: int,
+    held: np.ndarray,
+    trials: np.ndarray,
+    budget: TrialBudget,
+    sigma_train: float,
+    pair: TuningPair,
+    score_noise: bool,
+    rng: np.random.Generator,
+) -> np.ndarray:
     """The released trial's (y, score, setting) of runs with K = ``trials`` and x's coins ``held``."""
     width = max(int(trials.max()), 1)
     shift = np.broadcast_to((pair.shift * side * (1 - held))[:, None], (trials.size, width)).astype(float)
-    y = gaussian_mechanism(shift, sensitivity=1.0, noise_multiplier=sigma_train, rng=rng,
-                           ledger=training_ledger(budget, "rdp", {}, "add_remove"))
+    y = gaussian_mechanism(
+        shift,
+        sensitivity=1.0,
+        noise_multiplier=sigma_train,
+        rng=rng,
+        ledger=training_ledger(budget, "rdp", {}, "add_remove"),
+    )
     correct = pair.slope * y + held[:, None] * (y > 0.5)
     if score_noise:
         score = noisy_accuracy(correct, PUBLIC_VALIDATION, budget, "add_remove", rng)
@@ -124,16 +137,28 @@ def _trials_statistic(sigma_train: float, shift: float):
     return statistic
 
 
-def repeat_and_select_target(epsilon: float = 1.0, delta: float = DELTA, mean: float = 4.0, shape: float = 1.0, *,
-                             score_share: float = 0.2, pair: TuningPair = TuningPair(), publish_trials: bool = False,
-                             name: str = "tuning_repeat_and_select") -> Target:
+def repeat_and_select_target(
+    epsilon: float = 1.0,
+    delta: float = DELTA,
+    mean: float = 4.0,
+    shape: float = 1.0,
+    *,
+    score_share: float = 0.2,
+    pair: TuningPair = TuningPair(),
+    publish_trials: bool = False,
+    name: str = "tuning_repeat_and_select",
+) -> Target:
     """Private tuning with E[K] = ``mean`` trials of law shape ``shape`` (geometric at 1), claim: the recorded
     total. ``publish_trials`` appends K to the output — not covered by the claim (a control); its events
     are then on the likelihood ratio of (y, K) of :func:`_trials_statistic`."""
     budget = plan_trials(epsilon, delta, mean, shape, score_share)
     sample, sigma_train = _sampler(budget, pair, score_noise=True, publish_trials=publish_trials)
     return Target(
-        name, _claim(budget), delta, sample, max_n=200_000,
+        name,
+        _claim(budget),
+        delta,
+        sample,
+        max_n=200_000,
         pair=f"D′ = D ∪ {{x}}: x held out w.p. {pair.held_out:g} (scores 1 if y > 1/2), else moves each trial's y by "
         f"{pair.shift:+g}; others score {pair.slope:g}·y; α = {budget.order:g}, ρ_T = {budget.rdp:.4g}, E[K] = {mean:g}, "
         f"η = {shape:g}" + ("; output (y, score, setting, K)" if publish_trials else ""),
@@ -149,7 +174,12 @@ def repeat_and_select_unnoised_score(epsilon: float = 1.0, delta: float = DELTA)
     budget = plan_trials(epsilon, delta, 4.0, 1.0, 0.2)
     sample, _ = _sampler(budget, TuningPair(), score_noise=False, publish_trials=False)
     return Target(
-        "control_tuning_score_unnoised", _claim(budget), delta, sample, max_n=200_000, statistic=_residual,
+        "control_tuning_score_unnoised",
+        _claim(budget),
+        delta,
+        sample,
+        max_n=200_000,
+        statistic=_residual,
         pair="as tuning_repeat_and_select, with the validation score released exactly",
         proof="(broken) repeat-and-select with an unpaid, unnoised score",
     )

@@ -152,12 +152,19 @@ class _Assumption1Method(_GPUCBMethod):
         if isinstance(self.k1, bool) or not (isinstance(self.k1, (int, float)) and 0.0 <= self.k1 < 1.0):
             raise ValueError(f"{self.name}: k1 must be in [0, 1), got {self.k1!r}")
 
-    def _release_hyperparameter(self, run: UCBRun, n: int, epsilon: float, delta: float, rng, ledger) -> tuple[int, float]:
+    def _release_hyperparameter(
+        self, run: UCBRun, n: int, epsilon: float, delta: float, rng, ledger
+    ) -> tuple[int, float]:
         """λ̃ ∝ exp(εμ_T(λ)/(2Δ)), Δ = 2√β_{T+1} + c (Alg. 1; Cor. 1: (ε, δ)-DP under Assumption 1)."""
         sensitivity = hyperparameter_sensitivity(self.iterations, n, delta, self.k1)
         index = exponential_mechanism(
-            run.mean, sensitivity=sensitivity, epsilon=epsilon, rng=rng, ledger=ledger,
-            failure_probability=delta, label="lambda_tilde",
+            run.mean,
+            sensitivity=sensitivity,
+            epsilon=epsilon,
+            rng=rng,
+            ledger=ledger,
+            failure_probability=delta,
+            label="lambda_tilde",
         )
         return index, sensitivity
 
@@ -174,7 +181,9 @@ class KusnerAlg1(_Assumption1Method):
     """
 
     name: ClassVar[str] = "kusner_alg1"
-    conditional_on: ClassVar[str] = "kusner_bo Assumption 1 (the validation gains are jointly a GP with the configured k1)"
+    conditional_on: ClassVar[str] = (
+        "kusner_bo Assumption 1 (the validation gains are jointly a GP with the configured k1)"
+    )
     guarantee: ClassVar[str] = (
         "(eps, delta)-DP if Assumption 1 holds (gains jointly GP with the configured k1; not checkable on data)"
     )
@@ -195,18 +204,30 @@ class KusnerAlg1(_Assumption1Method):
         n = problem.gains.shape[0]
         gamma = (
             max_information_gain_bound(K, self.iterations, self.noise_variance)
-            if self.gamma_t == "greedy_bound" else float(self.gamma_t)
+            if self.gamma_t == "greedy_bound"
+            else float(self.gamma_t)
         )
         index, lam_sens = self._release_hyperparameter(run, n, eps, dlt, rng, ledger)
         best = float(np.max(run.values))
         value_sens = alg1_value_sensitivity(self.iterations, n, dlt, self.k1, self.noise_variance, gamma)
         value = laplace_mechanism(
-            best, sensitivity=value_sens, epsilon=eps, rng=rng, ledger=ledger, failure_probability=dlt,
+            best,
+            sensitivity=value_sens,
+            epsilon=eps,
+            rng=rng,
+            ledger=ledger,
+            failure_probability=dlt,
             label="v_tilde",
         )
-        info = {"eps_release": eps, "delta_release": dlt, "lambda_sensitivity": lam_sens,
-                "value_sensitivity": value_sens, "laplace_scale": value_sens / eps, "gamma_t": gamma,
-                "c": c_term(self.k1, n, dlt)}
+        info = {
+            "eps_release": eps,
+            "delta_release": dlt,
+            "lambda_sensitivity": lam_sens,
+            "value_sensitivity": value_sens,
+            "laplace_scale": value_sens / eps,
+            "gamma_t": gamma,
+            "c": c_term(self.k1, n, dlt),
+        }
         return BORelease(index, float(value), run, best, info)
 
 
@@ -220,8 +241,10 @@ class KusnerAlg2(_Assumption1Method):
     """
 
     name: ClassVar[str] = "kusner_alg2"
-    conditional_on: ClassVar[str] = ("kusner_bo Assumption 1 (the validation gains are jointly a GP with the configured k1) "
-                                     "and de Freitas et al. (2012)'s assumptions")
+    conditional_on: ClassVar[str] = (
+        "kusner_bo Assumption 1 (the validation gains are jointly a GP with the configured k1) "
+        "and de Freitas et al. (2012)'s assumptions"
+    )
     guarantee: ClassVar[str] = (
         "(eps, delta)-DP if Assumption 1 and de Freitas et al. (2012)'s assumptions hold (not checkable)"
     )
@@ -241,12 +264,22 @@ class KusnerAlg2(_Assumption1Method):
         best = float(np.max(run.values[1:])) if self.iterations > 1 else float(run.values[0])  # max over 2 ≤ t ≤ T
         value_sens = alg2_value_sensitivity(self.a, self.tau, dim, n, dlt, self.k1)
         value = laplace_mechanism(
-            best, sensitivity=value_sens, epsilon=eps, rng=rng, ledger=ledger, failure_probability=dlt,
+            best,
+            sensitivity=value_sens,
+            epsilon=eps,
+            rng=rng,
+            ledger=ledger,
+            failure_probability=dlt,
             label="f_tilde",
         )
-        info = {"eps_release": eps, "delta_release": dlt, "lambda_sensitivity": lam_sens,
-                "value_sensitivity": value_sens, "laplace_scale": value_sens / eps,
-                "c": c_term(self.k1, n, dlt, union=2)}
+        info = {
+            "eps_release": eps,
+            "delta_release": dlt,
+            "lambda_sensitivity": lam_sens,
+            "value_sensitivity": value_sens,
+            "laplace_scale": value_sens / eps,
+            "c": c_term(self.k1, n, dlt, union=2),
+        }
         return BORelease(index, float(value), run, best, info)
 
 
@@ -269,19 +302,30 @@ class KusnerAlg3(_GPUCBMethod):
         super().__post_init__()
         self._require_positive("noise_variance")
         if self.gain != "ramp":
-            raise ValueError(f"{self.name}: gain must be ramp (Assumption 2 needs a Lipschitz validation loss), got {self.gain!r}")
+            raise ValueError(
+                f"{self.name}: gain must be ramp (Assumption 2 needs a Lipschitz validation loss), got {self.gain!r}"
+            )
 
     def release(self, problem, *, epsilon, delta, rng, ledger):
         if problem.row_norm is None or problem.row_norm > 1.0:
-            raise ValueError(f"{self.name}: Theorem 7 needs a 1-Lipschitz training loss: rows of norm ≤ 1, got {problem.row_norm}")
+            raise ValueError(
+                f"{self.name}: Theorem 7 needs a 1-Lipschitz training loss: rows of norm ≤ 1, got {problem.row_norm}"
+            )
         run, _ = self._ucb(problem, self.noise_variance, delta)
         lambdas = np.array([h["lambda"] for h in problem.hyperparameters])
         best = float(np.max(run.values))
-        sens = alg3_value_sensitivity(problem.row_norm, problem.validation_size, float(lambdas.min()),
-                                      float(lambdas.max()), RAMP_MAX)
+        sens = alg3_value_sensitivity(
+            problem.row_norm, problem.validation_size, float(lambdas.min()), float(lambdas.max()), RAMP_MAX
+        )
         value = laplace_mechanism(best, sensitivity=sens, epsilon=epsilon, rng=rng, ledger=ledger, label="f_tilde_L")
-        info = {"eps_release": epsilon, "delta_release": 0.0, "value_sensitivity": sens,
-                "laplace_scale": sens / epsilon, "lambda_min": float(lambdas.min()), "lambda_max": float(lambdas.max())}
+        info = {
+            "eps_release": epsilon,
+            "delta_release": 0.0,
+            "value_sensitivity": sens,
+            "laplace_scale": sens / epsilon,
+            "lambda_min": float(lambdas.min()),
+            "lambda_max": float(lambdas.max()),
+        }
         return BORelease(None, float(value), run, best, info)
 
 
@@ -319,4 +363,3 @@ class KusnerMTGPLikelihood(BOAlgorithm):
 
 
 BO_METHODS: tuple[type[BOAlgorithm], ...] = (KusnerAlg1, KusnerAlg2, KusnerAlg3, KusnerMTGPLikelihood)
-

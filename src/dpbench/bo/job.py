@@ -77,7 +77,9 @@ BO_JOB = BOJob()
 def run_bo(cfg: RunConfig) -> JobOutput:
     """All repetitions of a kusner_bo job (the trace holds GP-UCB's path with ``trace.nonprivate=true``)."""
     if cfg.folds != 1:
-        raise DpbenchError(f"kusner_bo jobs split the data by bo.split_seed and have no folds; got cv.folds={cfg.folds}")
+        raise DpbenchError(
+            f"kusner_bo jobs split the data by bo.split_seed and have no folds; got cv.folds={cfg.folds}"
+        )
     bo = cfg.bo
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
     dataset = load_dataset(
@@ -85,8 +87,9 @@ def run_bo(cfg: RunConfig) -> JobOutput:
     )
     spec = TargetSpec.from_options(bo.target, bo.target_options)
     points = candidate_points(bo.n_candidates, spec.dim, seed=bo.candidate_seed)
-    splits = make_splits(row_count(dataset), train_size=bo.train_size, test_size=bo.test_size,
-                         pool_size=bo.pool_size, seed=bo.split_seed)
+    splits = make_splits(
+        row_count(dataset), train_size=bo.train_size, test_size=bo.test_size, pool_size=bo.pool_size, seed=bo.split_seed
+    )
     if splits.pool.shape[0] <= bo.validation_size:
         raise DpbenchError(
             f"dataset {cfg.dataset}: the pool has {splits.pool.shape[0]} rows, not more than bo.validation_size = "
@@ -95,11 +98,19 @@ def run_bo(cfg: RunConfig) -> JobOutput:
     start = time.perf_counter()
     scores = score_matrix(dataset, spec, points, splits, cache_dir=default_cache_dir(), progress=cfg.progress)
     setup_seconds = time.perf_counter() - start
-    info = {"name": dataset.name, "checksum": dataset.checksum, "target": bo.target,
-            "hyperparameters": scores.hyperparameters, "n_pool": scores.n_pool,
-            "n_test": int(scores.correct.shape[1] - scores.n_pool), "score_matrix_key": scores.key,
-            "train_seconds": scores.train_seconds, "setup_seconds": setup_seconds,
-            "scaling": dataset.info["scaling"], "guarantee_breaches": dataset.info["guarantee_breaches"]}
+    info = {
+        "name": dataset.name,
+        "checksum": dataset.checksum,
+        "target": bo.target,
+        "hyperparameters": scores.hyperparameters,
+        "n_pool": scores.n_pool,
+        "n_test": int(scores.correct.shape[1] - scores.n_pool),
+        "score_matrix_key": scores.key,
+        "train_seconds": scores.train_seconds,
+        "setup_seconds": setup_seconds,
+        "scaling": dataset.info["scaling"],
+        "guarantee_breaches": dataset.info["guarantee_breaches"],
+    }
     provenance = provenance_columns(cfg, dataset.checksum, dataset.info["scaling"], dataset.info["guarantee_breaches"])
     fixed = (identity_columns(cfg), provenance)
     if isinstance(algorithm, KusnerMTGPLikelihood):
@@ -136,7 +147,9 @@ def _tuning(cfg: RunConfig, algorithm, scores: ScoreMatrix, fixed) -> tuple[pd.D
 
 
 def _ledger(cfg: RunConfig, algorithm) -> Ledger:
-    eps, delta, relation, _ = run_budget(algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring)  # native only
+    eps, delta, relation, _ = run_budget(
+        algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring
+    )  # native only
     return Ledger(eps, delta, make_accountant(algorithm.accountant), neighbouring=relation)
 
 
@@ -152,7 +165,9 @@ def _check_spend(cfg: RunConfig, ledger: Ledger, rep: int) -> tuple[float, float
     return float(eps_spent), float(delta_spent)
 
 
-def _row(cfg, fixed, rep, problem: BOProblem, release: BORelease, algorithm, test_accuracy, eps_spent, delta_spent, wall):
+def _row(
+    cfg, fixed, rep, problem: BOProblem, release: BORelease, algorithm, test_accuracy, eps_spent, delta_spent, wall
+):
     identity, provenance = fixed
     gains, run = problem.gains, release.run
     observed_best = int(run.indices[int(np.argmax(run.values))])  # λ̂: the best observed (non-private)
@@ -200,11 +215,17 @@ def _row(cfg, fixed, rep, problem: BOProblem, release: BORelease, algorithm, tes
 
 def _trace(cfg: RunConfig, rep: int, release: BORelease) -> pd.DataFrame:
     run = release.run
-    return pd.DataFrame({
-        "fold": 0, "rep": rep, "iteration": np.arange(1, run.indices.shape[0] + 1),
-        "candidate": run.indices.astype(int), "value": run.values, "best_so_far": np.maximum.accumulate(run.values),
-        **trace_identity(cfg),
-    })
+    return pd.DataFrame(
+        {
+            "fold": 0,
+            "rep": rep,
+            "iteration": np.arange(1, run.indices.shape[0] + 1),
+            "candidate": run.indices.astype(int),
+            "value": run.values,
+            "best_so_far": np.maximum.accumulate(run.values),
+            **trace_identity(cfg),
+        }
+    )
 
 
 def _likelihood(cfg: RunConfig, study: KusnerMTGPLikelihood, scores: ScoreMatrix, fixed) -> pd.DataFrame:
@@ -220,27 +241,56 @@ def _likelihood(cfg: RunConfig, study: KusnerMTGPLikelihood, scores: ScoreMatrix
         start = time.perf_counter()
         F, F_prime, added = _gain_pairs(rng, pool, m, study.n_sets, gain)
         loglik = multitask_log_likelihood(
-            F, F_prime, K2, study.k1_values, noise_variance=study.noise_variance,
-            signal_variance=study.signal_variance, center=study.center,
+            F,
+            F_prime,
+            K2,
+            study.k1_values,
+            noise_variance=study.noise_variance,
+            signal_variance=study.signal_variance,
+            center=study.center,
         )
         wall = time.perf_counter() - start
         diff = np.abs(F - F_prime)
         for k1, value in zip(study.k1_values, loglik):
-            rows.append({
-                **identity, "eps_spent": math.inf, "fold": 0, "rep": rep, "seed": cfg.seed, "folds": 1,
-                "test_accuracy": math.nan, "train_objective": math.nan, "test_objective": math.nan,
-                "suboptimality": math.nan, "n_iterations": 0, "grad_evals": 0, "obj_evals": 0,
-                "target": cfg.bo.target, "gain": study.gain, "n_candidates": int(F.shape[1]),
-                "validation_size": m, "n_sets": study.n_sets, "k1": k1, "log_likelihood": float(value),
-                "n_added": int(added), "max_abs_gain_change": float(diff.max()),
-                "mean_abs_gain_change": float(diff.mean()), "gain_std_across_candidates": float(F.std(axis=1).mean()),
-                "wall_time_s": wall, "n_train": cfg.bo.train_size, "n_test": cfg.bo.test_size,
-                "dim": int(scores.points.shape[1]), **provenance,
-            })
+            rows.append(
+                {
+                    **identity,
+                    "eps_spent": math.inf,
+                    "fold": 0,
+                    "rep": rep,
+                    "seed": cfg.seed,
+                    "folds": 1,
+                    "test_accuracy": math.nan,
+                    "train_objective": math.nan,
+                    "test_objective": math.nan,
+                    "suboptimality": math.nan,
+                    "n_iterations": 0,
+                    "grad_evals": 0,
+                    "obj_evals": 0,
+                    "target": cfg.bo.target,
+                    "gain": study.gain,
+                    "n_candidates": int(F.shape[1]),
+                    "validation_size": m,
+                    "n_sets": study.n_sets,
+                    "k1": k1,
+                    "log_likelihood": float(value),
+                    "n_added": int(added),
+                    "max_abs_gain_change": float(diff.max()),
+                    "mean_abs_gain_change": float(diff.mean()),
+                    "gain_std_across_candidates": float(F.std(axis=1).mean()),
+                    "wall_time_s": wall,
+                    "n_train": cfg.bo.train_size,
+                    "n_test": cfg.bo.test_size,
+                    "dim": int(scores.points.shape[1]),
+                    **provenance,
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def _gain_pairs(rng: np.random.Generator, pool: np.ndarray, m: int, n_sets: int, gain) -> tuple[np.ndarray, np.ndarray, int]:
+def _gain_pairs(
+    rng: np.random.Generator, pool: np.ndarray, m: int, n_sets: int, gain
+) -> tuple[np.ndarray, np.ndarray, int]:
     """F (n_sets × |Λ|) on i.i.d. validation sets of m pool rows, F′ on each set with one random
     pool row added or one of its rows removed (a fair coin); also how many were additions."""
     F, F_prime, added = [], [], 0
@@ -255,4 +305,3 @@ def _gain_pairs(rng: np.random.Generator, pool: np.ndarray, m: int, n_sets: int,
         F.append(gain(validation))
         F_prime.append(gain(neighbour))
     return np.asarray(F), np.asarray(F_prime), added
-

@@ -38,9 +38,13 @@ COVTYPE_OPTIONS = {
 _ROUND_METRES = "in metres, no range given; a round bound chosen in code, farther values are clipped"
 _HILLSHADE = "covtype.info: hill-shade index at {} on the summer solstice, 0 to 255"
 _RANGES = {
-    0: DeclaredRange(1_000.0, 4_500.0, "covtype.info: elevation in metres, in the Roosevelt National Forest of "
-                     "northern Colorado; Colorado lies between about 1,010 m (its border with Kansas) and 4,400 m "
-                     "(Mount Elbert) (USGS, Elevations and Distances in the United States), rounded outward"),
+    0: DeclaredRange(
+        1_000.0,
+        4_500.0,
+        "covtype.info: elevation in metres, in the Roosevelt National Forest of "
+        "northern Colorado; Colorado lies between about 1,010 m (its border with Kansas) and 4,400 m "
+        "(Mount Elbert) (USGS, Elevations and Distances in the United States), rounded outward",
+    ),
     1: DeclaredRange(0.0, 360.0, "covtype.info: aspect in degrees azimuth, 0–360"),
     2: DeclaredRange(0.0, 90.0, "covtype.info: slope in degrees; a slope lies in 0–90"),
     3: DeclaredRange(0.0, 8_000.0, f"covtype.info: horizontal distance to surface water {_ROUND_METRES}"),
@@ -74,6 +78,7 @@ def load_covtype(options: dict, data_dir: Path, allow_download: bool, scaling: s
     features, labels = table[:, :-1], table[:, -1]
     positive = options["positive_class"]
     if scaling == "whole_file":
+
         def scale(rows):
             return minmax_scale(rows, reference=features[train])
     else:
@@ -81,6 +86,7 @@ def load_covtype(options: dict, data_dir: Path, allow_download: bool, scaling: s
 
         def scale(rows):
             return scale_to_ranges(rows, ranges)
+
     X, y = add_bias(scale(features[train])), to_pm1(labels[train], positive)
     X_test, y_test = None, None
     if n_test:
@@ -98,8 +104,14 @@ def load_covtype(options: dict, data_dir: Path, allow_download: bool, scaling: s
         encoding="scaled+bias",
         feature_bound=1.0,  # features in [0, 1] and a bias of 1, by the scaling
         scaling=scaling,
-        notes=[f"class {positive} vs rest; " + ("features clipped to declared ranges, scaled to [0, 1]" if scaling == "public"
-               else "features min-max scaled by the training subset (non-private), test clipped")],
+        notes=[
+            f"class {positive} vs rest; "
+            + (
+                "features clipped to declared ranges, scaled to [0, 1]"
+                if scaling == "public"
+                else "features min-max scaled by the training subset (non-private), test clipped"
+            )
+        ],
         subset={
             "rule": "np.random.default_rng(seed).permutation(581012): train = first n_train, test = next n_test",
             "train_index_sha256": index_sha256(train),

@@ -60,7 +60,12 @@ def __getattr__(name: str) -> Any:
 
 
 def load_dataset(
-    name: str, options: Mapping[str, Any], *, data_dir: Path, allow_download: bool, scaling: str = "public",
+    name: str,
+    options: Mapping[str, Any],
+    *,
+    data_dir: Path,
+    allow_download: bool,
+    scaling: str = "public",
     dtype: str = "float64",
 ) -> Dataset:
     """Load dataset ``name`` with ``options`` (its YAML config minus ``name``) from ``data_dir``.

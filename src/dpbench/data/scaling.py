@@ -61,7 +61,9 @@ def scale_to_ranges(X: np.ndarray, ranges: Sequence[tuple[float, float]]) -> np.
     X = np.asarray(X, dtype=np.float64)
     bounds = np.asarray(ranges, dtype=np.float64)
     if bounds.shape != (X.shape[1], 2):
-        raise ValueError(f"need one (lo, hi) range per column: {X.shape[1]} columns, got ranges of shape {bounds.shape}")
+        raise ValueError(
+            f"need one (lo, hi) range per column: {X.shape[1]} columns, got ranges of shape {bounds.shape}"
+        )
     lo, hi = bounds[:, 0], bounds[:, 1]
     if not np.all(np.isfinite(bounds)) or not np.all(lo < hi):
         bad = int(np.flatnonzero(~(np.isfinite(lo) & np.isfinite(hi) & (lo < hi)))[0])
@@ -75,4 +77,3 @@ def column_ranges(n_columns: int, numeric: Mapping[int, DeclaredRange]) -> list[
     if unknown:
         raise ValueError(f"numeric ranges given for columns {unknown}, beyond the {n_columns} columns")
     return [numeric[j].bounds if j in numeric else BINARY for j in range(n_columns)]
-

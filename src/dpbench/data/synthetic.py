@@ -40,7 +40,14 @@ def load_synthetic_logreg(options: dict, data_dir: Path, allow_download: bool) -
     X, y, w_star = make_logreg(options["n"], options["d"], float(options["l1_radius"]), options["seed"])
     notes = ["X ~ U[0,1]^{n x d}, rows rescaled to ||x||_1 <= l1_radius; w* ~ N(0, I); y = sign(X w*), 0 -> +1"]
     info = make_info(  # X ∈ [0, 1]^d and ‖x‖₁ ≤ min(d, l1_radius), by construction
-        "kuru_acc", X, None, [], options, notes, feature_bound=1.0,
-        row_l1_bound=float(min(options["d"], options["l1_radius"])), w_star=w_star.tolist(),
+        "kuru_acc",
+        X,
+        None,
+        [],
+        options,
+        notes,
+        feature_bound=1.0,
+        row_l1_bound=float(min(options["d"], options["l1_radius"])),
+        w_star=w_star.tolist(),
     )
     return Dataset("synthetic_logreg", X, y, None, None, arrays_checksum(X, y), info)

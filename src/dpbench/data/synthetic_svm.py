@@ -29,8 +29,12 @@ SYNTHETIC_SVM_OPTIONS = {
     "n": integer(4000, 2),
     "n_test": integer(1000, 0),
     "d": integer(50, 1),
-    "density": Option(1.0, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 1, "a number in (0, 1]"),
-    "label_noise": Option(0.05, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 0.5, "a number in [0, 0.5)"),
+    "density": Option(
+        1.0, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 1, "a number in (0, 1]"
+    ),
+    "label_noise": Option(
+        0.05, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 0.5, "a number in [0, 0.5)"
+    ),
     "seed": integer(0, 0),
 }
 

@@ -61,7 +61,9 @@ def onehot_encode(
         values = both[column].fillna("?").astype(str)
         codes = pd.Categorical(values, categories=sorted(declared))
         if (codes.codes < 0).any():
-            raise DataError(f"column {column!r} holds {values[codes.codes < 0].iloc[0]!r}, not one of its declared categories")
+            raise DataError(
+                f"column {column!r} holds {values[codes.codes < 0].iloc[0]!r}, not one of its declared categories"
+            )
         parts.append(np.eye(len(codes.categories))[codes.codes])
         names += [f"{column}={c}" for c in codes.categories]
     encoded = np.hstack(parts)

@@ -91,7 +91,9 @@ def activation_counts(n: int, schedule: np.ndarray) -> np.ndarray:
     n = _check_nodes(n)
     edges = np.asarray(schedule)
     if edges.ndim != 3 or edges.shape[2] != 2 or edges.shape[0] == 0 or not np.issubdtype(edges.dtype, np.integer):
-        raise ValueError(f"schedule must be a non-empty iterations × n_edges × 2 integer array, got shape {edges.shape}")
+        raise ValueError(
+            f"schedule must be a non-empty iterations × n_edges × 2 integer array, got shape {edges.shape}"
+        )
     if edges.min() < 0 or edges.max() >= n:
         raise ValueError(f"schedule endpoints must be in [0, {n}), got {edges.min()}..{edges.max()}")
     active = np.zeros((edges.shape[0], n), dtype=bool)
@@ -177,4 +179,3 @@ class RandomGossip:
     def draw(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """(𝒩^(t), w): the sorted active nodes and the k × k block of W^(t) among them."""
         return metropolis_block(self.sample_edges(rng))
-

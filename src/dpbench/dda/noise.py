@@ -118,7 +118,9 @@ def sec5_sigma(epsilon: float, *, delta0: float, iota: float, q: int, iterations
     return _sigma(_PRINTED_CONSTANT, epsilon, delta0=delta0, iota=iota, q=q, iterations=iterations, lipschitz=lipschitz)
 
 
-def _sigma(constant: float, epsilon: float, *, delta0: float, iota: float, q: int, iterations: int, lipschitz: float) -> float:
+def _sigma(
+    constant: float, epsilon: float, *, delta0: float, iota: float, q: int, iterations: int, lipschitz: float
+) -> float:
     """√(constant·ι²L²T log(2/δ₀)/(q²ε²)), its arguments checked."""
     eps, delta0, iota = _check_epsilon(epsilon), _check_unit("delta0", delta0), _check_unit("iota", iota)
     q, t, lip = check_count("q", q), check_count("iterations", iterations), check_positive("lipschitz", lipschitz)
@@ -171,14 +173,18 @@ def proof_guarantee(
     iota = _check_unit("iota", iota)
     eps_step = per_step_epsilon(sigma, lipschitz=lipschitz, delta0=delta0)
     if eps_step >= 1.0:
-        raise ValueError(f"per-step epsilon 2L√(2 log(2/δ₀))/σ = {eps_step:.6g} must be < 1 for Lemma 4.1; increase sigma")
+        raise ValueError(
+            f"per-step epsilon 2L√(2 log(2/δ₀))/σ = {eps_step:.6g} must be < 1 for Lemma 4.1; increase sigma"
+        )
     eps_sub = 2.0 * iota * eps_step / q
     if eps_sub > _COMPOSITION_CAP:
         raise ValueError(f"amplified per-step epsilon 2ι·ε_t/q = {eps_sub:.6g} exceeds 0.9 (Lemma 4.3); increase sigma")
     total = steps * eps_sub**2
     if delta_prime is None:
         if total > 1.0:
-            raise ValueError(f"the proof's δ' = √(Σε'²) = {math.sqrt(total):.6g} must be <= 1; increase sigma or pass delta_prime")
+            raise ValueError(
+                f"the proof's δ' = √(Σε'²) = {math.sqrt(total):.6g} must be <= 1; increase sigma or pass delta_prime"
+            )
         delta_prime = math.sqrt(total)
     else:
         delta_prime = _check_unit("delta_prime", delta_prime)

@@ -168,7 +168,13 @@ def noisy_subgradients(
     feats = _check_features(features)
     y = _check_labels(labels, feats.shape[0])
     idx = np.asarray(rows)
-    if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer) or idx.size == 0 or idx.min() < 0 or idx.max() >= feats.shape[0]:
+    if (
+        idx.ndim != 1
+        or not np.issubdtype(idx.dtype, np.integer)
+        or idx.size == 0
+        or idx.min() < 0
+        or idx.max() >= feats.shape[0]
+    ):
         raise ValueError(f"rows must be a non-empty 1-D array of row indices in [0, {feats.shape[0]})")
     xs = np.asarray(x, dtype=np.float64)
     if xs.shape != (idx.size, feats.shape[1]):
@@ -180,7 +186,9 @@ def noisy_subgradients(
 def _check_node_rows(node_rows, n_rows: int) -> np.ndarray:
     idx = np.asarray(node_rows)
     if idx.ndim != 2 or not np.issubdtype(idx.dtype, np.integer) or idx.shape[0] < 2 or idx.shape[1] < 1:
-        raise ValueError(f"node_rows must be an n × q integer array with n >= 2 nodes and q >= 1, got shape {idx.shape}")
+        raise ValueError(
+            f"node_rows must be an n × q integer array with n >= 2 nodes and q >= 1, got shape {idx.shape}"
+        )
     if idx.min() < 0 or idx.max() >= n_rows:
         raise ValueError(f"node_rows must index rows in [0, {n_rows}), got {idx.min()}..{idx.max()}")
     if np.unique(idx).size != idx.size:
@@ -246,7 +254,9 @@ class DDASimulator:
         n = self.node_rows.shape[0]
         if all_nodes:
             if schedule_edges is not None:
-                raise ValueError("with all_nodes every node is active at every iteration: there is no edge schedule to give")
+                raise ValueError(
+                    "with all_nodes every node is active at every iteration: there is no edge schedule to give"
+                )
             if iota not in (None, 1):
                 raise ValueError(f"with all_nodes every node is active, so iota is 1, got {iota!r}")
             self.iota = 1.0
@@ -294,8 +304,12 @@ class DDASimulator:
     def _primal(self, z: np.ndarray, t: int, out: np.ndarray | None = None) -> np.ndarray:
         """Eq. (6) with ι·A_t and γ_t."""
         return dual_averaging_step(
-            z, regulariser=self.regulariser, strength=self.strength, weight=self.iota * self._big_a[t],
-            gamma=self._gamma[t], out=out,
+            z,
+            regulariser=self.regulariser,
+            strength=self.strength,
+            weight=self.iota * self._big_a[t],
+            gamma=self._gamma[t],
+            out=out,
         )
 
     def step(self) -> np.ndarray:
@@ -314,7 +328,14 @@ class DDASimulator:
         sample = self.node_rows[active, self.rng.integers(q, size=k)]  # line 6: ξ_i
         x_act = np.take(self.x, active, axis=0, out=self._work[0, :k])
         zeta = _release(
-            self.features, self.labels, sample, x_act, self.sigma, self.rng, out=self._work[1, :k], row_scales=self._row_scales
+            self.features,
+            self.labels,
+            sample,
+            x_act,
+            self.sigma,
+            self.rng,
+            out=self._work[1, :k],
+            row_scales=self._row_scales,
         )  # line 7
         # x_i^(τ) = x_i for τ = since_i..t: flush that a_τ-weighted run into x̃_i before x_i changes
         x_act *= (self._big_a[t] - self._big_a[self._since[active] - 1])[:, None]
@@ -376,4 +397,6 @@ def run_dda(features, labels, node_rows, *, snapshot_every: int | None = None, *
             at.append(t)
             snaps.append(sim.mean_average())
     shots = np.array(snaps) if snaps else np.empty((0, sim.features.shape[1]))
-    return DDAResult(averages=sim.averages(), iota=sim.iota, snapshot_iterations=np.array(at, dtype=np.int64), snapshots=shots)
+    return DDAResult(
+        averages=sim.averages(), iota=sim.iota, snapshot_iterations=np.array(at, dtype=np.int64), snapshots=shots
+    )

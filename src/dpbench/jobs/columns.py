@@ -26,17 +26,55 @@ if TYPE_CHECKING:
     from dpbench.jobs.kind import JobOutput
 
 IDENTITY_COLUMNS = (
-    "paper", "algorithm", "dataset", "model", "loss", "eps", "delta", "private", "neighbouring", "privacy_unit",
-    "relation_conversion", "dp_notion", "accountant", "conversion", "sampler", "noise_key", "stopping_rule",
+    "paper",
+    "algorithm",
+    "dataset",
+    "model",
+    "loss",
+    "eps",
+    "delta",
+    "private",
+    "neighbouring",
+    "privacy_unit",
+    "relation_conversion",
+    "dp_notion",
+    "accountant",
+    "conversion",
+    "sampler",
+    "noise_key",
+    "stopping_rule",
 )
 RUN_COLUMNS = (
-    "eps_spent", "fold", "rep", "seed", "folds", "test_accuracy", "train_objective", "test_objective",
-    "suboptimality", "n_iterations", "grad_evals", "obj_evals", "wall_time_s", "n_train", "n_test", "dim",
+    "eps_spent",
+    "fold",
+    "rep",
+    "seed",
+    "folds",
+    "test_accuracy",
+    "train_objective",
+    "test_objective",
+    "suboptimality",
+    "n_iterations",
+    "grad_evals",
+    "obj_evals",
+    "wall_time_s",
+    "n_train",
+    "n_test",
+    "dim",
 )
 PROVENANCE_COLUMNS = (
-    "experiment", "variant", "params", "scaling", "fidelity", "guarantee_kind", "guarantee_valid", "guarantee_note",
+    "experiment",
+    "variant",
+    "params",
+    "scaling",
+    "fidelity",
+    "guarantee_kind",
+    "guarantee_valid",
+    "guarantee_note",
     "dataset_checksum",
-    "config_hash", "dpbench_version", "code_identity",
+    "config_hash",
+    "dpbench_version",
+    "code_identity",
 )
 #: Every results row of every kind of job carries these (a kind adds its own after them).
 CORE_COLUMNS = IDENTITY_COLUMNS + RUN_COLUMNS + PROVENANCE_COLUMNS
@@ -162,21 +200,30 @@ def guarantee_breaches(cfg: RunConfig, scaling: str, data_breaches: Sequence[str
         reasons.append("tuning=oracle: hyper-parameters chosen on the test fold")
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
     if cfg.privacy.count_share == 0.0 and reads_private_size(algorithm, cfg):
-        reasons.append("privacy.count_share=0: the method used the realised training size as n̄, so its (ε, δ) holds for "
-                       "zero-out neighbours, not add/remove")
+        reasons.append(
+            "privacy.count_share=0: the method used the realised training size as n̄, so its (ε, δ) holds for "
+            "zero-out neighbours, not add/remove"
+        )
     mode = algorithm.fidelity_mode
     if mode is not None and mode.breaks_guarantee:
         reasons.append(f"fidelity={cfg.algorithm_params['fidelity']}: {mode.breaks_guarantee}")
     if mode is not None and mode.trains_on_test_fold:
-        reasons.append(f"fidelity={cfg.algorithm_params['fidelity']} trains on the test fold too: the test accuracy is not held out")
+        reasons.append(
+            f"fidelity={cfg.algorithm_params['fidelity']} trains on the test fold too: the test accuracy is not held out"
+        )
     return reasons
 
 
 def trace_identity(cfg: RunConfig) -> dict[str, Any]:
     """The columns every trace row carries besides fold, rep and iteration: what ran (algorithm,
     dataset, ε) and which job (seed, config hash), so that no two jobs' trace rows coincide."""
-    return {"algorithm": cfg.algorithm, "dataset": cfg.dataset, "eps": cfg.privacy.eps, "seed": cfg.seed,
-            "config_hash": cfg.config_hash}
+    return {
+        "algorithm": cfg.algorithm,
+        "dataset": cfg.dataset,
+        "eps": cfg.privacy.eps,
+        "seed": cfg.seed,
+        "config_hash": cfg.config_hash,
+    }
 
 
 def empty_trace(cfg: RunConfig) -> pd.DataFrame:

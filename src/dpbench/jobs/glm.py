@@ -70,7 +70,11 @@ class GLMJob:
 
         algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
         dataset = load_dataset(
-            cfg.dataset, cfg.dataset_options, data_dir=cfg.data_dir, allow_download=cfg.allow_download, scaling=cfg.scaling,
+            cfg.dataset,
+            cfg.dataset_options,
+            data_dir=cfg.data_dir,
+            allow_download=cfg.allow_download,
+            scaling=cfg.scaling,
             dtype=cfg.dtype,
         )
         check_finite(dataset)
@@ -82,13 +86,17 @@ class GLMJob:
         traces: list[pd.DataFrame] = []
         ledgers: list[dict[str, Any]] = []
         n_resumed = 0
-        progress = tqdm(total=len(splits) * cfg.reps, desc=f"{cfg.algorithm} on {cfg.dataset}", disable=not cfg.progress)
+        progress = tqdm(
+            total=len(splits) * cfg.reps, desc=f"{cfg.algorithm} on {cfg.dataset}", disable=not cfg.progress
+        )
         with progress as bar:  # closed, its last line drawn, before an error or Ctrl-C is reported
             for fold, split in enumerate(splits):
                 fstar = optimum(split, cfg, dataset.checksum, fold, algorithm.fidelity_mode)
                 for rep in range(cfg.reps):
                     (row, trace, ledger_summary), resumed = store.run(
-                        fold, rep, functools.partial(_run_one, algorithm, split, cfg, budget, dataset, fold, rep, fstar, identity)
+                        fold,
+                        rep,
+                        functools.partial(_run_one, algorithm, split, cfg, budget, dataset, fold, rep, fstar, identity),
                     )
                     n_resumed += resumed
                     rows.append(row)
@@ -108,24 +116,41 @@ GLM_JOB = GLMJob()
 
 
 def _run_one(
-    algorithm, split: Split, cfg: RunConfig, budget: CountBudget, dataset: Dataset, fold: int, rep: int, fstar: float,
+    algorithm,
+    split: Split,
+    cfg: RunConfig,
+    budget: CountBudget,
+    dataset: Dataset,
+    fold: int,
+    rep: int,
+    fstar: float,
     identity: dict,
 ):
     import pandas as pd
 
     row_norm = public_row_norm(dataset, cfg)
     problem = _problem(split.X_train, split.y_train, cfg, dataset, row_norm, split.public_n)  # the fold's: objectives
-    trained = fit_split(split, algorithm.fidelity_mode)  # the rows the method trains on (the fold's, but for some modes)
+    trained = fit_split(
+        split, algorithm.fidelity_mode
+    )  # the rows the method trains on (the fold's, but for some modes)
     count = None
     if budget.paid:  # n̄ = ñ, a Laplace count of the rows trained on, from the run's secret noise stream
         n_released, count = release_count(
-            trained.public_n, budget.count_eps, cfg.privacy.delta, np.random.default_rng(noise_seed(cfg.seed, fold, rep, COUNT_STREAM))
+            trained.public_n,
+            budget.count_eps,
+            cfg.privacy.delta,
+            np.random.default_rng(noise_seed(cfg.seed, fold, rep, COUNT_STREAM)),
         )
         trained = dataclasses.replace(trained, released_n=n_released)
     method_cfg = method_config(cfg, budget)  # the method's part of ε
     context = FitContext(
-        cfg=method_cfg, split=trained, fold=fold, rep=rep,
-        problem=problem if trained is split else _problem(trained.X_train, trained.y_train, cfg, dataset, row_norm, trained.public_n),
+        cfg=method_cfg,
+        split=trained,
+        fold=fold,
+        rep=rep,
+        problem=problem
+        if trained is split
+        else _problem(trained.X_train, trained.y_train, cfg, dataset, row_norm, trained.public_n),
         make_problem=lambda X, y, public_n: _problem(X, y, cfg, dataset, row_norm, public_n),
         make_ledger=lambda method: run_ledger(method, method_cfg),
         accountant_options=lambda method: accountant_options(method, method_cfg),
@@ -135,7 +160,9 @@ def _run_one(
     eps_count = count["eps_spent"] if count is not None else 0.0
     eps_spent = fitted.eps_spent + eps_count  # basic composition: the count, then the method
     if ledger is not None and not eps_spent <= cfg.privacy.eps:
-        raise PrivacyViolation(f"{cfg.algorithm} spent ε = {eps_spent!r} > budget {cfg.privacy.eps!r} (fold {fold}, rep {rep})")
+        raise PrivacyViolation(
+            f"{cfg.algorithm} spent ε = {eps_spent!r} > budget {cfg.privacy.eps!r} (fold {fold}, rep {rep})"
+        )
     if result.w is not None and not np.all(np.isfinite(result.w)):
         raise DpbenchError(f"{cfg.algorithm} returned non-finite weights (fold {fold}, rep {rep}); lower its step size")
 
@@ -201,7 +228,12 @@ def _objectives(result: FitResult, problem: GLMProblem, split: Split) -> tuple[f
 
 
 def _problem(
-    X, y, cfg: RunConfig, dataset: Dataset | None = None, row_norm_bound: float | None = None, public_n: int | None = None
+    X,
+    y,
+    cfg: RunConfig,
+    dataset: Dataset | None = None,
+    row_norm_bound: float | None = None,
+    public_n: int | None = None,
 ) -> GLMProblem:
     """The training problem; the public bounds are the dataset's declared ones (``info["row_norm_bound"]``,
     ``info["feature_bound"]``, ``info["row_l1_bound"]``) and ``data.row_norm``, never read off the data;
@@ -210,9 +242,16 @@ def _problem(
 
     info = dataset.info if dataset is not None else {}
     return make_problem(
-        X, y, loss=cfg.model.loss, reg=cfg.model.reg, l1_reg=cfg.model.l1_reg, public_row_norm=row_norm_bound,
-        public_feature_bound=info.get("feature_bound"), public_row_l1_norm=info.get("row_l1_bound"),
-        public_n=public_n, **cfg.model.loss_params,
+        X,
+        y,
+        loss=cfg.model.loss,
+        reg=cfg.model.reg,
+        l1_reg=cfg.model.l1_reg,
+        public_row_norm=row_norm_bound,
+        public_feature_bound=info.get("feature_bound"),
+        public_row_l1_norm=info.get("row_l1_bound"),
+        public_n=public_n,
+        **cfg.model.loss_params,
     )
 
 
@@ -255,7 +294,12 @@ def optimum(split: Split, cfg: RunConfig, dataset_checksum: str, fold: int, mode
         result = NonPrivate().fit(problem, None, np.random.default_rng(0), Tracer(problem, None))
         value = problem.evaluate_objective(result.w)
         if result.info:  # the smoothed hinge solver: F* to a certified duality gap
-            log.info("F* = %.10g (%s, within %.2g of the minimum)", value, result.info["solver"], result.info["certified_gap"])
+            log.info(
+                "F* = %.10g (%s, within %.2g of the minimum)",
+                value,
+                result.info["solver"],
+                result.info["certified_gap"],
+            )
         try:
             write_json({"fstar": value, **result.info, **key_fields}, path)
         except OSError as exc:  # a read-only cache only costs time

@@ -28,7 +28,11 @@ if TYPE_CHECKING:
 def reads_private_size(algorithm, cfg: RunConfig) -> bool:
     """Whether the run's method reads a training size that is private: a private method that reads it
     (``reads_training_size``) under add/remove, where n is a count of the data."""
-    return algorithm.private and algorithm.reads_training_size and resolve(algorithm, cfg.privacy.neighbouring)[0] == "add_remove"
+    return (
+        algorithm.private
+        and algorithm.reads_training_size
+        and resolve(algorithm, cfg.privacy.neighbouring)[0] == "add_remove"
+    )
 
 
 def count_budget(algorithm, cfg: RunConfig) -> CountBudget:

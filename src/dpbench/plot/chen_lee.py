@@ -65,7 +65,9 @@ def fig1(df: pd.DataFrame) -> Figure:
         for marker, (eps, group) in zip(EPS_MARKERS, rows.groupby("eps")):
             stats = group.groupby("x")["test_accuracy"].agg(["mean", "std"]).reset_index()
             positions = np.arange(len(stats)) if categorical else stats["x"].astype(float)
-            ax.errorbar(positions, stats["mean"], yerr=stats["std"].fillna(0.0), marker=marker, capsize=3, label=f"ε = {eps:g}")
+            ax.errorbar(
+                positions, stats["mean"], yerr=stats["std"].fillna(0.0), marker=marker, capsize=3, label=f"ε = {eps:g}"
+            )
             if categorical:
                 ax.set_xticks(positions, stats["x"].astype(str))
         if param == "sampling_rate":
@@ -88,9 +90,14 @@ def fig2(df: pd.DataFrame) -> Figure:
     df = df[df["sampling_rate"].notna()]
     check_one_configuration(df, ["sampling_rate"], "chen_lee.fig2")
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    for column, label, marker in (("grad_evals", "gradient evaluations", "o"), ("obj_evals", "objective evaluations", "s")):
+    for column, label, marker in (
+        ("grad_evals", "gradient evaluations", "o"),
+        ("obj_evals", "objective evaluations", "s"),
+    ):
         stats = df.groupby("sampling_rate")[column].agg(["mean", "std"]).reset_index()
-        ax.errorbar(stats["sampling_rate"], stats["mean"], yerr=stats["std"].fillna(0.0), marker=marker, capsize=3, label=label)
+        ax.errorbar(
+            stats["sampling_rate"], stats["mean"], yerr=stats["std"].fillna(0.0), marker=marker, capsize=3, label=label
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("sampling ratio q")
@@ -135,8 +142,11 @@ def claims(df: pd.DataFrame) -> list[str]:
     return [
         *claim_beats(means, ("dp_blsgd", "dp_blgd"), "dp_agd"),
         *_claim_wins(*relation_ranks(private, "outpert_rsgd"), means, "outpert_rsgd", "bank"),
-        *(line for names in by_relation.values()
-          for line in claim_weak_at_small_eps(*relation_ranks(private, names[0]), means, tuple(names))),
+        *(
+            line
+            for names in by_relation.values()
+            for line in claim_weak_at_small_eps(*relation_ranks(private, names[0]), means, tuple(names))
+        ),
     ]
 
 
@@ -168,7 +178,7 @@ def _settings(means: pd.Series, *algorithms: str) -> list[tuple[str, float]]:
 def claim_beats(means: pd.Series, winners: tuple[str, ...], loser: str) -> list[str]:
     """Markdown lines checking "``winners`` outperform ``loser``" on ``means`` (indexed by dataset, ε,
     algorithm): per winner, the settings it wins and the ones it loses, with the numbers."""
-    lines = [f"**\"{' and '.join(winners)} outperform {loser}\"** (mean test accuracy, per dataset and ε):", ""]
+    lines = [f'**"{" and ".join(winners)} outperform {loser}"** (mean test accuracy, per dataset and ε):', ""]
     for winner in winners:
         settings = _settings(means, winner, loser)
         if not settings:
@@ -177,16 +187,19 @@ def claim_beats(means: pd.Series, winners: tuple[str, ...], loser: str) -> list[
         won = [(d, e) for d, e in settings if means[(d, e, winner)] > means[(d, e, loser)]]
         lost = ", ".join(
             f"{d} ε = {e:g} ({means[(d, e, winner)]:.3f} vs {means[(d, e, loser)]:.3f})"
-            for d, e in settings if (d, e) not in won
+            for d, e in settings
+            if (d, e) not in won
         )
         verdict = "holds" if len(won) == len(settings) else ("fails" if not won else "holds in part")
-        lines.append(f"- {winner} beats {loser} in {len(won)} of {len(settings)} settings: {verdict}"
-                     + (f"; not at {lost}" if lost else ""))
+        lines.append(
+            f"- {winner} beats {loser} in {len(won)} of {len(settings)} settings: {verdict}"
+            + (f"; not at {lost}" if lost else "")
+        )
     return lines + [""]
 
 
 def _claim_wins(ranks: pd.Series, among: str, means: pd.Series, algorithm: str, dataset: str) -> list[str]:
-    lines = [f"**\"{algorithm} wins on {dataset}\"** (rank among {among}, 1 = best):", ""]
+    lines = [f'**"{algorithm} wins on {dataset}"** (rank among {among}, 1 = best):', ""]
     if dataset not in ranks.index.get_level_values("dataset"):
         return lines + [f"- {dataset} not run", ""]
     here = ranks.xs(dataset, level="dataset")
@@ -206,13 +219,14 @@ def _claim_wins(ranks: pd.Series, among: str, means: pd.Series, algorithm: str, 
     return lines + [f"- {algorithm} is first at {len(first)} of {len(cells)} ε: {verdict}. {detail}", ""]
 
 
-def claim_weak_at_small_eps(
-    ranks: pd.Series, among: str, means: pd.Series, algorithms: tuple[str, ...]
-) -> list[str]:
+def claim_weak_at_small_eps(ranks: pd.Series, among: str, means: pd.Series, algorithms: tuple[str, ...]) -> list[str]:
     """Markdown lines checking "``algorithms`` are weak at small ε": at each dataset's two smallest ε,
     rank among ``among`` (``ranks``) and accuracy against the majority class (``means``)."""
-    lines = [f"**\"{' and '.join(algorithms)} are weak at small ε\"** (at the two smallest ε of each "
-             f"dataset: rank among {among}, and accuracy against the majority class):", ""]
+    lines = [
+        f'**"{" and ".join(algorithms)} are weak at small ε"** (at the two smallest ε of each '
+        f"dataset: rank among {among}, and accuracy against the majority class):",
+        "",
+    ]
     for dataset, here in ranks.groupby(level="dataset"):
         for eps in sorted(here.index.get_level_values("eps").unique())[:2]:
             group = here.xs(eps, level="eps").droplevel("dataset")
@@ -223,7 +237,9 @@ def claim_weak_at_small_eps(
                     parts.append(f"{name} not run")
                     continue
                 weak = group[name] > len(group) / 2 or means[(dataset, eps, name)] <= majority
-                parts.append(f"{name} #{int(group[name])}/{len(group)}, {means[(dataset, eps, name)]:.3f}"
-                             f" ({'weak' if weak else 'not weak'})")
+                parts.append(
+                    f"{name} #{int(group[name])}/{len(group)}, {means[(dataset, eps, name)]:.3f}"
+                    f" ({'weak' if weak else 'not weak'})"
+                )
             lines.append(f"- {dataset} ε = {eps:g} (majority {majority:.3f}): " + "; ".join(parts))
     return lines + [""]

@@ -1,8 +1,8 @@
 """``dpbench-plot``: regenerate figures from parquet results.
 
-    dpbench-plot --list
-    dpbench-plot accuracy-vs-eps outputs/sweeps/adult_dp_sgd --out figs
-    dpbench-plot kuru.fig1 --out figs            (analytic figures need no results path)
+dpbench-plot --list
+dpbench-plot accuracy-vs-eps outputs/sweeps/adult_dp_sgd --out figs
+dpbench-plot kuru.fig1 --out figs            (analytic figures need no results path)
 """
 
 from __future__ import annotations
@@ -16,9 +16,15 @@ from dpbench.errors import DpbenchError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dpbench-plot", description="Draw dpbench figures from results.parquet files.")
+    parser = argparse.ArgumentParser(
+        prog="dpbench-plot", description="Draw dpbench figures from results.parquet files."
+    )
     parser.add_argument("figure", nargs="?", help="figure name (see --list)")
-    parser.add_argument("results", nargs="*", help="results.parquet files or directories searched recursively (none for analytic figures)")
+    parser.add_argument(
+        "results",
+        nargs="*",
+        help="results.parquet files or directories searched recursively (none for analytic figures)",
+    )
     parser.add_argument("--out", type=Path, default=Path("figs"), help="output directory (default: figs)")
     parser.add_argument("--list", action="store_true", help="list the figures and exit")
     return parser

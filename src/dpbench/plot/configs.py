@@ -24,8 +24,26 @@ from dpbench.schema import PUBLIC, column_class
 
 #: Recorded settings that make rows different configurations (besides algorithm and p_* columns).
 SETTINGS = (
-    "algorithm", "dataset", "eps", "delta", "model", "loss", "neighbouring", "sampler", "tuning", "scaling", "folds",
-    "dataset_checksum", "experiment", "variant", "pwa_m", "pwa_d", "pwa_c", "pwa_b_max", "target", "validation_size",
+    "algorithm",
+    "dataset",
+    "eps",
+    "delta",
+    "model",
+    "loss",
+    "neighbouring",
+    "sampler",
+    "tuning",
+    "scaling",
+    "folds",
+    "dataset_checksum",
+    "experiment",
+    "variant",
+    "pwa_m",
+    "pwa_d",
+    "pwa_c",
+    "pwa_b_max",
+    "target",
+    "validation_size",
 )
 
 
@@ -48,12 +66,14 @@ def curve_labels(df: pd.DataFrame, panel: str = "dataset", x: str = "eps") -> pd
         varying = {c for _, here in by_panel for c in columns if here[c].nunique() > 1}
         ordered = sorted(varying, key=lambda c: (not c.startswith(PARAM_PREFIX), columns.index(c)))
         if ordered:
-            labels.loc[rows.index] = [_label(algorithm, ordered, row) for _, row in df.loc[rows.index, ordered].iterrows()]
+            labels.loc[rows.index] = [
+                _label(algorithm, ordered, row) for _, row in df.loc[rows.index, ordered].iterrows()
+            ]
     return labels
 
 
 def _label(algorithm: str, columns: Sequence[str], row: pd.Series) -> str:
-    """"dp_sgd, noise_multiplier=8": the algorithm and the row's value of each of ``columns``."""
+    """ "dp_sgd, noise_multiplier=8": the algorithm and the row's value of each of ``columns``."""
     return ", ".join([str(algorithm), *(f"{_short(c)}={_display(row[c])}" for c in columns)])
 
 
@@ -72,8 +92,10 @@ def check_one_configuration(df: pd.DataFrame, keys: Sequence[str], figure: str) 
     mixed = counts[(counts > 1).any(axis=1)]
     if len(mixed):
         rows = df[_members(df, keys, mixed.index[0])]
-        raise DpbenchError(f"{figure}: {_where(keys, mixed.index[0])} holds {describe_difference(rows)}; "
-                           "a curve shows one configuration: plot each from its own directory")
+        raise DpbenchError(
+            f"{figure}: {_where(keys, mixed.index[0])} holds {describe_difference(rows)}; "
+            "a curve shows one configuration: plot each from its own directory"
+        )
     if "config_hash" not in df.columns:
         return
     by_seed = keys + (["seed"] if "seed" in df.columns else [])
@@ -81,12 +103,14 @@ def check_one_configuration(df: pd.DataFrame, keys: Sequence[str], figure: str) 
     if (hashes > 1).any():
         key = hashes[hashes > 1].index[0]
         rows = df[_members(df, by_seed, key)]
-        raise DpbenchError(f"{figure}: {_where(by_seed, key)} holds {describe_difference(rows)}; "
-                           "a curve shows one configuration: plot each from its own directory")
+        raise DpbenchError(
+            f"{figure}: {_where(by_seed, key)} holds {describe_difference(rows)}; "
+            "a curve shows one configuration: plot each from its own directory"
+        )
 
 
 def describe_difference(rows: pd.DataFrame) -> str:
-    """"N configurations differing in <columns (values)>" for rows of several configurations: the
+    """ "N configurations differing in <columns (values)>" for rows of several configurations: the
     configuration columns that differ, else the recorded public columns that tell their
     ``config_hash`` values apart, else the hashes themselves (compare those jobs' run.json)."""
     rows = with_param_columns(rows)
@@ -99,14 +123,17 @@ def describe_difference(rows: pd.DataFrame) -> str:
     recorded = _recorded_differences(rows)
     if recorded:
         return f"{len(hashes)} configurations differing in {_values(rows, recorded)}"
-    return (f"{len(hashes)} configurations (config_hash {', '.join(hashes)}) differing in settings the results do "
-            "not record (compare those jobs' run.json)")
+    return (
+        f"{len(hashes)} configurations (config_hash {', '.join(hashes)}) differing in settings the results do "
+        "not record (compare those jobs' run.json)"
+    )
 
 
 def _recorded_differences(rows: pd.DataFrame) -> list[str]:
     """Public columns (``seed`` among them; not fold, rep) constant within each config_hash but not across them."""
-    candidates = [c for c in rows.columns
-                  if c not in ("config_hash", "fold", "rep") and column_class("results", c) == PUBLIC]
+    candidates = [
+        c for c in rows.columns if c not in ("config_hash", "fold", "rep") and column_class("results", c) == PUBLIC
+    ]
     texts = _texts(rows, candidates)
     within = texts.groupby(rows["config_hash"]).nunique()
     return [c for c in candidates if (within[c] == 1).all() and texts[c].nunique() > 1]
@@ -139,7 +166,7 @@ def _short(column: str) -> str:
 
 
 def _values(rows: pd.DataFrame, columns: Sequence[str]) -> str:
-    """"p_noise_multiplier (4, 8), model (logreg, svm)": each column with its distinct values."""
+    """ "p_noise_multiplier (4, 8), model (logreg, svm)": each column with its distinct values."""
     return ", ".join(f"{c} ({', '.join(sorted({_display(v) for v in rows[c]}))})" for c in columns)
 
 
@@ -153,7 +180,7 @@ def _members(df: pd.DataFrame, keys: Sequence[str], key) -> pd.Series:
 
 
 def _where(keys: Sequence[str], key) -> str:
-    """"curve 'dp_sgd, p=1', eps = 0.5": the group's key values (quoted when they hold a comma)."""
+    """ "curve 'dp_sgd, p=1', eps = 0.5": the group's key values (quoted when they hold a comma)."""
     values = key if isinstance(key, tuple) else (key,)
     shown = [_display(value) for value in values]
     return ", ".join(f"{column} '{text}'" if "," in text else f"{column} = {text}" for column, text in zip(keys, shown))

@@ -44,7 +44,9 @@ def _headline(df: pd.DataFrame) -> tuple[pd.Series, str]:
     every accuracy is NaN."""
     if "test_accuracy" in df.columns and df["test_accuracy"].notna().any():
         return df["test_accuracy"], "test accuracy"
-    if "pwa_c" in df.columns and df["pwa_c"].notna().all():  # han_pwa: claims on E[f − f*]; releases may leave P or hit f*
+    if (
+        "pwa_c" in df.columns and df["pwa_c"].notna().all()
+    ):  # han_pwa: claims on E[f − f*]; releases may leave P or hit f*
         return df["suboptimality"], "mean f(x) − f*"
     if "suboptimality" in df.columns and df["suboptimality"].notna().any():
         return np.log10(df["suboptimality"].clip(lower=1e-300)), "log₁₀(F(x_T) − F*)"
@@ -80,7 +82,9 @@ def effects(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (point, mode other than correct) that also ran in ``correct``: both means with
     their intervals, the difference with its Welch interval, and whether the mode's ε is a guarantee."""
     if "fidelity" not in df.columns:
-        raise DpbenchError("the results have no fidelity column: run a deviations preset (experiment=deviations_<paper>)")
+        raise DpbenchError(
+            "the results have no fidelity column: run a deviations preset (experiment=deviations_<paper>)"
+        )
     df = df[df["private"].astype(bool)] if "private" in df.columns else df
     rows = []
     for point, group in df.groupby(_point_columns(df), dropna=False, sort=True):
@@ -94,14 +98,27 @@ def effects(df: pd.DataFrame) -> pd.DataFrame:
                 continue
             mean, ci, n = _mean_ci(rows_of_mode["_value"])
             diff, diff_ci = _welch(rows_of_mode["_value"], by_mode["correct"]["_value"])
-            rows.append({
-                **dict(zip(_point_columns(df), point)), "mode": mode, "metric": name,
-                "correct": base_mean, "correct_ci": base_ci, "value": mean, "value_ci": ci, "runs": min(n, base_n),
-                "difference": diff, "difference_ci": diff_ci,
-                "significant": bool(not math.isnan(diff_ci) and abs(diff) > diff_ci),
-                "guarantee": bool(rows_of_mode["guarantee_valid"].astype(bool).all()) if "guarantee_valid" in rows_of_mode else True,
-                "note": "; ".join(sorted(set(rows_of_mode.get("guarantee_note", pd.Series([""])).astype(str)) - {""})),
-            })
+            rows.append(
+                {
+                    **dict(zip(_point_columns(df), point)),
+                    "mode": mode,
+                    "metric": name,
+                    "correct": base_mean,
+                    "correct_ci": base_ci,
+                    "value": mean,
+                    "value_ci": ci,
+                    "runs": min(n, base_n),
+                    "difference": diff,
+                    "difference_ci": diff_ci,
+                    "significant": bool(not math.isnan(diff_ci) and abs(diff) > diff_ci),
+                    "guarantee": bool(rows_of_mode["guarantee_valid"].astype(bool).all())
+                    if "guarantee_valid" in rows_of_mode
+                    else True,
+                    "note": "; ".join(
+                        sorted(set(rows_of_mode.get("guarantee_note", pd.Series([""])).astype(str)) - {""})
+                    ),
+                }
+            )
     if not rows:
         raise DpbenchError("no point ran both in fidelity=correct and in another mode: nothing to compare")
     return pd.DataFrame(rows)
@@ -121,11 +138,15 @@ def figure(df: pd.DataFrame) -> Figure:
     line marks no difference."""
     found = effects(df)
     panels = sorted(found.groupby(["paper", "dataset", "metric"]).groups)
-    heights = [max(3.6, 0.13 * len(found[(found["paper"] == p) & (found["dataset"] == d)])) if
-               found.loc[(found["paper"] == p) & (found["dataset"] == d), "eps"].nunique() == 1 else 3.6
-               for p, d, _ in panels]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, sum(heights)), squeeze=False,
-                             gridspec_kw={"height_ratios": heights})
+    heights = [
+        max(3.6, 0.13 * len(found[(found["paper"] == p) & (found["dataset"] == d)]))
+        if found.loc[(found["paper"] == p) & (found["dataset"] == d), "eps"].nunique() == 1
+        else 3.6
+        for p, d, _ in panels
+    ]
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(7.5, sum(heights)), squeeze=False, gridspec_kw={"height_ratios": heights}
+    )
     for ax, (paper, dataset, metric) in zip(axes[:, 0], panels):
         here = found[(found["paper"] == paper) & (found["dataset"] == dataset)]
         if here["eps"].nunique() > 1:
@@ -148,8 +169,16 @@ def _against_eps(ax, here: pd.DataFrame) -> None:
     for k, ((algorithm, mode, setting), line) in enumerate(rows.groupby(["algorithm", "mode", "setting"])):
         look = variant(str(algorithm), k)
         line = line.sort_values("eps")
-        ax.errorbar(line["eps"], line["difference"], yerr=line["difference_ci"].fillna(0.0), marker=look.marker,
-                    ls=look.line, color=look.colour, capsize=3, label=" ".join(filter(None, (algorithm, mode, setting))))
+        ax.errorbar(
+            line["eps"],
+            line["difference"],
+            yerr=line["difference_ci"].fillna(0.0),
+            marker=look.marker,
+            ls=look.line,
+            color=look.colour,
+            capsize=3,
+            label=" ".join(filter(None, (algorithm, mode, setting))),
+        )
     ax.set_xscale("log")
     ax.set_xlabel("ε")
     ax.legend(fontsize=7)
@@ -165,10 +194,16 @@ def _shown(value) -> str:
 def _settings(rows: pd.DataFrame) -> pd.Series:
     """Per row, the model, instance and hyper-parameters that vary among ``rows`` (one method's points), as
     ``name=value``."""
-    varying = [c for c in sorted(rows.columns)
-               if (c.startswith("p_") or c in INSTANCE or c == "model") and rows[c].map(_shown).nunique() > 1]
-    return rows.apply(lambda r: " ".join(f"{c.removeprefix('p_')}={_shown(r[c])}" for c in varying), axis=1) if len(rows) else \
-        pd.Series(dtype=str)
+    varying = [
+        c
+        for c in sorted(rows.columns)
+        if (c.startswith("p_") or c in INSTANCE or c == "model") and rows[c].map(_shown).nunique() > 1
+    ]
+    return (
+        rows.apply(lambda r: " ".join(f"{c.removeprefix('p_')}={_shown(r[c])}" for c in varying), axis=1)
+        if len(rows)
+        else pd.Series(dtype=str)
+    )
 
 
 def _forest(ax, here: pd.DataFrame) -> None:
@@ -176,10 +211,18 @@ def _forest(ax, here: pd.DataFrame) -> None:
     rows = rows.sort_values(["algorithm", "mode", "setting"]).reset_index(drop=True)
     for y, row in rows.iterrows():
         look = variant(str(row["algorithm"]), 0 if row["mode"] == "authors_code" else 1)
-        ax.errorbar(row["difference"], y, xerr=0.0 if math.isnan(row["difference_ci"]) else row["difference_ci"],
-                    marker=look.marker, color=look.colour, capsize=3, ls="none")
-    ax.set_yticks(range(len(rows)), [f"{r['algorithm']} {r['mode']} {r['setting']}" for _, r in rows.iterrows()],
-                  fontsize=5.5)
+        ax.errorbar(
+            row["difference"],
+            y,
+            xerr=0.0 if math.isnan(row["difference_ci"]) else row["difference_ci"],
+            marker=look.marker,
+            color=look.colour,
+            capsize=3,
+            ls="none",
+        )
+    ax.set_yticks(
+        range(len(rows)), [f"{r['algorithm']} {r['mode']} {r['setting']}" for _, r in rows.iterrows()], fontsize=5.5
+    )
     ax.set_ylim(len(rows) - 0.5, -0.5)  # first row on top, no empty margin
 
 
@@ -201,27 +244,43 @@ def table(df: pd.DataFrame) -> str:
     point's effect; then, per paper with at least two private methods in the rows, its claims
     checked in each mode."""
     found = effects(df)
-    intro = ("Each mode is compared with `fidelity=correct` at the same point (mean ± 95 % interval over folds × reps; "
-             "difference ± 95 % Welch interval; **bold** where the interval excludes 0). A mode whose ε is not a "
-             "guarantee is marked **not private**: its rows are labelled `guarantee_valid = false` and no ranking uses them.")
-    lines = ["# Deviations: the methods as printed and as their authors' code runs them, against dpbench's", "", intro, ""]
+    intro = (
+        "Each mode is compared with `fidelity=correct` at the same point (mean ± 95 % interval over folds × reps; "
+        "difference ± 95 % Welch interval; **bold** where the interval excludes 0). A mode whose ε is not a "
+        "guarantee is marked **not private**: its rows are labelled `guarantee_valid = false` and no ranking uses them."
+    )
+    lines = [
+        "# Deviations: the methods as printed and as their authors' code runs them, against dpbench's",
+        "",
+        intro,
+        "",
+    ]
     for (paper, algorithm, mode), group in found.groupby(["paper", "algorithm", "mode"], sort=True):
-        guarantee = "Its ε is a guarantee." if group["guarantee"].all() else f"**Not private**: {group['note'].iloc[0]}."
+        guarantee = (
+            "Its ε is a guarantee." if group["guarantee"].all() else f"**Not private**: {group['note'].iloc[0]}."
+        )
         lines += [f"## {paper}: {algorithm}, fidelity={mode}", "", guarantee, "", "What it changes:", ""]
         lines += [f"- {change}" for change in _declared_changes(str(algorithm), str(mode))]
         metric = group["metric"].iloc[0]
         group = group.assign(setting=_settings(group))
-        lines += ["", f"| dataset | ε | setting | {metric}: correct | {mode} | difference | runs |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"| dataset | ε | setting | {metric}: correct | {mode} | difference | runs |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for _, row in group.sort_values(["dataset", "eps", "setting"]).iterrows():
             diff = _fmt(row["difference"], row["difference_ci"])
-            lines.append(f"| {row['dataset']} | {row['eps']:g} | {row['setting'] or '—'} | "
-                         f"{_fmt(row['correct'], row['correct_ci'])} | {_fmt(row['value'], row['value_ci'])} | "
-                         f"{f'**{diff}**' if row['significant'] else diff} | {row['runs']} |")
+            lines.append(
+                f"| {row['dataset']} | {row['eps']:g} | {row['setting'] or '—'} | "
+                f"{_fmt(row['correct'], row['correct_ci'])} | {_fmt(row['value'], row['value_ci'])} | "
+                f"{f'**{diff}**' if row['significant'] else diff} | {row['runs']} |"
+            )
         lines.append("")
     for paper, check in CLAIMS.items():
         rows = df[df["paper"].isin((paper, "baseline"))] if "paper" in df.columns else df.iloc[0:0]  # + majority class
-        if rows.loc[rows["private"].astype(bool) & (rows["paper"] == paper), "algorithm"].nunique() < 2:  # they compare its methods
+        if (
+            rows.loc[rows["private"].astype(bool) & (rows["paper"] == paper), "algorithm"].nunique() < 2
+        ):  # they compare its methods
             continue
         for mode in ["correct", *sorted(set(rows["fidelity"]) - {"correct"})]:
             lines += [f"## {paper}'s claims, fidelity={mode}", ""]

@@ -59,8 +59,16 @@ def metrics_vs_eps(df: pd.DataFrame, rows: list[tuple[str, str]], figure: str = 
             for curve, group in df[here & private].groupby("curve"):
                 stats = group.groupby("eps")[metric].agg(["mean", "std"]).reset_index()
                 look = styles[curve]
-                ax.errorbar(stats["eps"], stats["mean"], yerr=stats["std"].fillna(0.0), marker=look.marker, ls=look.line,
-                            capsize=3, color=look.colour, label=curve)
+                ax.errorbar(
+                    stats["eps"],
+                    stats["mean"],
+                    yerr=stats["std"].fillna(0.0),
+                    marker=look.marker,
+                    ls=look.line,
+                    capsize=3,
+                    color=look.colour,
+                    label=curve,
+                )
             for (curve, algorithm), group in df[here & ~private].groupby(["curve", "algorithm"]):
                 look = style(str(algorithm))
                 value = group[metric].mean()
@@ -109,8 +117,12 @@ def method_by_eps_table(dataset: str, stats: pd.DataFrame, cell) -> list[str]:
     """Markdown lines of one dataset's table: a row per ``curve`` of ``stats``, a column per ε,
     each cell ``cell(row of stats)`` ("—" where the configuration did not run at that ε)."""
     epsilons = sorted(stats["eps"].unique())
-    lines = [f"### {dataset}", "", "| method | " + " | ".join(f"ε = {e:g}" for e in epsilons) + " |",
-             "|---" * (len(epsilons) + 1) + "|"]
+    lines = [
+        f"### {dataset}",
+        "",
+        "| method | " + " | ".join(f"ε = {e:g}" for e in epsilons) + " |",
+        "|---" * (len(epsilons) + 1) + "|",
+    ]
     for curve, group in stats.groupby("curve"):
         by_eps = group.set_index("eps")
         cells = [cell(by_eps.loc[e]) if e in by_eps.index else "—" for e in epsilons]
@@ -127,7 +139,10 @@ def relations_note(df: pd.DataFrame) -> list[str]:
     if len(by_relation) < 2:
         return []
     parts = "; ".join(f"`{relation}`: {', '.join(sorted(methods))}" for relation, methods in by_relation.items())
-    return [f"**The ranks mix neighbouring relations** (each method at its own relation's ε, column `neighbouring`): {parts}.", ""]
+    return [
+        f"**The ranks mix neighbouring relations** (each method at its own relation's ε, column `neighbouring`): {parts}.",
+        "",
+    ]
 
 
 def accuracy_vs_eps(df: pd.DataFrame) -> Figure:

@@ -44,14 +44,19 @@ LABELS = {
 #: method key → style: each mechanism in its algorithm's style (:mod:`dpbench.plot.style`); a mechanism run with
 #: fidelity=correct where it differs from the print is its colour, dashed
 STYLES = {
-    **{key: style(f"pwa_{key}") for key in ("laplace_data", "laplace_solution", "exponential", "subgradient", "subgradient_nonprivate")},
+    **{
+        key: style(f"pwa_{key}")
+        for key in ("laplace_data", "laplace_solution", "exponential", "subgradient", "subgradient_nonprivate")
+    },
     "laplace_solution_correct": Style(style("pwa_laplace_solution").colour, "v", "--"),
     "subgradient_active": Style(style("pwa_subgradient").colour, "v", "--"),
 }
 #: method whose fidelity=correct differs from the print → the suffix of its key under fidelity=correct
 CORRECT_SUFFIX = {"laplace_solution": "_correct", "subgradient": "_active"}
 MECHANISMS = ("laplace_data", "laplace_solution", "exponential", "subgradient")  # the paper's four
-SCALED_STYLE = Style(style("pwa_subgradient").colour, "P", ":")  # a subgradient method run with a non-default step ("<method>@<scale>")
+SCALED_STYLE = Style(
+    style("pwa_subgradient").colour, "P", ":"
+)  # a subgradient method run with a non-default step ("<method>@<scale>")
 CLAIMED_BEST = "subgradient"
 AXES = {"c": ("pwa_c", "box half-width c"), "m": ("pwa_m", "number of pieces m"), "k": ("k", "iterations k")}
 ROBUST_SHARE = 0.10  # Fig. 1 "robust to k": spread of the mean objective over k ≤ 10% of the mean suboptimality
@@ -69,14 +74,20 @@ def _methods(stats: pd.DataFrame) -> list[str]:
     present = set(stats["method"])
     order = {m: i for i, m in enumerate(LABELS)}
     return sorted(present, key=lambda m: (order[m.partition("@")[0]], m))
+
+
 def _runs(df: pd.DataFrame) -> pd.DataFrame:
     """The han_pwa rows with a ``method`` key (the algorithm, suffixed where ``fidelity=correct`` differs
     from the print: :data:`CORRECT_SUFFIX`) and the swept settings (k, step_scale) from params."""
     if "paper" not in df.columns or "pwa_c" not in df.columns:
-        raise DpbenchError("these results have no han_pwa runs (column pwa_c missing); run `dpbench -m experiment=han_fig1` first")
+        raise DpbenchError(
+            "these results have no han_pwa runs (column pwa_c missing); run `dpbench -m experiment=han_fig1` first"
+        )
     df = df[df["paper"] == "han_pwa"].copy()
     if df.empty:
-        raise DpbenchError("no han_pwa runs in these results; run `dpbench -m experiment=han_fig1|han_fig2|han_fig3` first")
+        raise DpbenchError(
+            "no han_pwa runs in these results; run `dpbench -m experiment=han_fig1|han_fig2|han_fig3` first"
+        )
     params = [json.loads(p) for p in df["params"]]
     base = df["algorithm"].str.removeprefix("pwa_")
     df["method"] = [b + (CORRECT_SUFFIX.get(b, "") if f == "correct" else "") for b, f in zip(base, df["fidelity"])]
@@ -86,7 +97,9 @@ def _runs(df: pd.DataFrame) -> pd.DataFrame:
     df["scaled_method"] = df["method"].where(~scaled, df["method"] + "@" + df["step_scale"].map("{:g}".format))
     for column, what in (("eps", "privacy budgets ε"), ("pwa_d", "dimensions d"), ("pwa_b_max", "b_max")):
         if df[column].nunique() > 1:
-            raise DpbenchError(f"these results mix {what} ({', '.join(map(str, sorted(df[column].unique())))}); give one sweep per figure")
+            raise DpbenchError(
+                f"these results mix {what} ({', '.join(map(str, sorted(df[column].unique())))}); give one sweep per figure"
+            )
     return df
 
 
@@ -126,7 +139,9 @@ def _single_setting(runs: pd.DataFrame, swept: str) -> None:
     """A figure varies one of c, m: refuse results where the other also varies."""
     for column, name in (("pwa_c", "c"), ("pwa_m", "m")):
         if name != swept and runs[column].nunique() > 1:
-            raise DpbenchError(f"these results vary {name} as well as {swept}; give the one sweep directory of this figure")
+            raise DpbenchError(
+                f"these results vary {name} as well as {swept}; give the one sweep directory of this figure"
+            )
 
 
 # ============================================================================= figures
@@ -140,8 +155,17 @@ def _axis(ax, xlabel: str, symlog_y: bool) -> None:
 
 def _errorbar(ax, group: pd.DataFrame, method: str) -> None:
     look = STYLES.get(method, SCALED_STYLE)
-    ax.errorbar(group["x"], group["mean"], yerr=2 * group["std"], color=look.colour, marker=look.marker, ls=look.line, ms=4,
-                capsize=2, label=label(method))
+    ax.errorbar(
+        group["x"],
+        group["mean"],
+        yerr=2 * group["std"],
+        color=look.colour,
+        marker=look.marker,
+        ls=look.line,
+        ms=4,
+        capsize=2,
+        label=label(method),
+    )
 
 
 def fig1(df: pd.DataFrame) -> Figure:
@@ -200,8 +224,16 @@ def fig3(df: pd.DataFrame) -> Figure:
 
 
 def _title(runs: pd.DataFrame, name: str) -> str:
-    fixed = [f"{label} = {runs[col].iloc[0]:g}" for col, label in (("pwa_m", "m"), ("pwa_c", "c")) if runs[col].nunique() == 1]
-    fixed += [f"d = {runs['pwa_d'].iloc[0]:g}", f"b_max = {runs['pwa_b_max'].iloc[0]:g}", f"ε = {runs['eps'].iloc[0]:g}"]
+    fixed = [
+        f"{label} = {runs[col].iloc[0]:g}"
+        for col, label in (("pwa_m", "m"), ("pwa_c", "c"))
+        if runs[col].nunique() == 1
+    ]
+    fixed += [
+        f"d = {runs['pwa_d'].iloc[0]:g}",
+        f"b_max = {runs['pwa_b_max'].iloc[0]:g}",
+        f"ε = {runs['eps'].iloc[0]:g}",
+    ]
     reps = runs.groupby(["algorithm", "params", "pwa_c", "pwa_m"]).size().max()
     return f"{name}: {', '.join(fixed)}, {reps} runs per point"
 
@@ -244,13 +276,20 @@ def _growth_claim(stats: pd.DataFrame) -> tuple[str, str, list[str]]:
         rows = stats[stats["method"] == method].sort_values("x")
         if len(rows) >= 2:
             growth[method] = (rows["subopt"].iloc[-1] - rows["subopt"].iloc[0], rows["x"].iloc[0], rows["x"].iloc[-1])
-    lines = [f"{label(m)}: suboptimality grows by {g:.4g} from c = {a:g} to c = {b:g}" for m, (g, a, b) in growth.items()]
+    lines = [
+        f"{label(m)}: suboptimality grows by {g:.4g} from c = {a:g} to c = {b:g}" for m, (g, a, b) in growth.items()
+    ]
     judged = {m: g for m, g in growth.items() if m in MECHANISMS}  # the verdict compares the paper's four
     testable = CLAIMED_BEST in judged and len(judged) > 1
     holds = testable and min(judged, key=lambda m: judged[m][0]) == CLAIMED_BEST
-    return (("as c grows, the private subgradient method's suboptimality grows slowest (among the four; variants listed "
-            "for information)"),
-            _verdict([holds]) if testable else "NOT TESTABLE", lines)
+    return (
+        (
+            "as c grows, the private subgradient method's suboptimality grows slowest (among the four; variants listed "
+            "for information)"
+        ),
+        _verdict([holds]) if testable else "NOT TESTABLE",
+        lines,
+    )
 
 
 def _fig1_claims(stats: pd.DataFrame) -> list[tuple[str, str, list[str]]]:
@@ -271,8 +310,16 @@ def _fig1_claims(stats: pd.DataFrame) -> list[tuple[str, str, list[str]]]:
                 f"{rows['subopt'].mean():.3g}: {'robust' if robust else 'not robust'})"
                 + ("" if np.isclose(scale, 1.0) and method == "subgradient" else " (for information)")
             )
-    out.append(((f"the private subgradient method's objective is robust to k (spread over k ≤ {ROBUST_SHARE:.0%} of "
-                "its mean suboptimality; judged at the default step, Alg. 1 as printed)"), _verdict(outcomes), lines))
+    out.append(
+        (
+            (
+                f"the private subgradient method's objective is robust to k (spread over k ≤ {ROBUST_SHARE:.0%} of "
+                "its mean suboptimality; judged at the default step, Alg. 1 as printed)"
+            ),
+            _verdict(outcomes),
+            lines,
+        )
+    )
     lines, outcomes = [], []
     for scale, here in stats.groupby("step_scale"):
         rows = here[here["method"] == "subgradient_nonprivate"].sort_values("x")
@@ -280,8 +327,10 @@ def _fig1_claims(stats: pd.DataFrame) -> list[tuple[str, str, list[str]]]:
             continue
         decreases = bool(rows["mean"].iloc[-1] < rows["mean"].iloc[0])
         outcomes.append(decreases)
-        lines.append(f"step scale {scale:g}: f = {rows['mean'].iloc[0]:.4g} at k = {rows['x'].iloc[0]:g}, "
-                     f"{rows['mean'].iloc[-1]:.4g} at k = {rows['x'].iloc[-1]:g}")
+        lines.append(
+            f"step scale {scale:g}: f = {rows['mean'].iloc[0]:.4g} at k = {rows['x'].iloc[0]:g}, "
+            f"{rows['mean'].iloc[-1]:.4g} at k = {rows['x'].iloc[-1]:g}"
+        )
     out.append(("the regular subgradient method's objective decreases as k grows", _verdict(outcomes), lines))
     return out
 
@@ -298,7 +347,10 @@ def _table(stats: pd.DataFrame, xname: str, with_scale: bool) -> list[str]:
             rows = here[here["method"] == method].set_index("x")
             if rows.empty:
                 continue
-            cells = [f"{rows.loc[x, 'mean']:.4g} ± {2 * rows.loc[x, 'std']:.3g}" if x in rows.index else "not run" for x in xs]
+            cells = [
+                f"{rows.loc[x, 'mean']:.4g} ± {2 * rows.loc[x, 'std']:.3g}" if x in rows.index else "not run"
+                for x in xs
+            ]
             lines.append(f"| {label(method)} | " + " | ".join(cells) + " |")
         optimum = here.groupby("x")["fstar"].first()
         lines += ["| true optimum f* | " + " | ".join(f"{optimum[x]:.4g}" for x in xs) + " |", ""]
@@ -313,14 +365,25 @@ def summary(df: pd.DataFrame) -> str:
     x = swept[0] if len(swept) == 1 else "k"
     stats = _point_stats(runs, x)
     title = {"k": "Fig. 1", "c": "Fig. 2", "m": "Fig. 3"}[x]
-    lines = [f"# han_pwa {title}: {_title(runs, 'objective f')}", "",
-             "Cells: mean of f over the runs ± 2 std (the paper's error bars). Suboptimality = f − f*.", ""]
+    lines = [
+        f"# han_pwa {title}: {_title(runs, 'objective f')}",
+        "",
+        "Cells: mean of f over the runs ± 2 std (the paper's error bars). Suboptimality = f − f*.",
+        "",
+    ]
     lines += _table(stats, x, with_scale=(x == "k"))
     inside = stats[stats["method"] == "laplace_solution"]
     if not inside.empty:
-        lines += [(f"Laplace on solution: share of releases inside P {inside['inside'].min():.3g}..{inside['inside'].max():.3g} "
-                  "(no projection, as in the paper)."), ""]
-    claims = _fig1_claims(stats) if x == "k" else [_lowest_claim(stats, x)] + ([_growth_claim(stats)] if x == "c" else [])
+        lines += [
+            (
+                f"Laplace on solution: share of releases inside P {inside['inside'].min():.3g}..{inside['inside'].max():.3g} "
+                "(no projection, as in the paper)."
+            ),
+            "",
+        ]
+    claims = (
+        _fig1_claims(stats) if x == "k" else [_lowest_claim(stats, x)] + ([_growth_claim(stats)] if x == "c" else [])
+    )
     if x != "k":
         variants = [m for m in _methods(stats) if m.startswith("subgradient") and m != CLAIMED_BEST]
         claims += [_lowest_claim(stats, x, best=m) for m in variants]

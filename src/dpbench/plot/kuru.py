@@ -95,8 +95,9 @@ def hb_noise_term(alpha: float, beta, sigma2, eigenvalues=(FIG1_MU, FIG1_L)) -> 
     return np.asarray(sigma2) / 2.0 * terms.sum(axis=-1)
 
 
-def hb_bound(alpha: float, beta, T, c_w: float, *, E0: float = FIG1_E0, C: float = FIG1_C,
-             eigenvalues=(FIG1_MU, FIG1_L)) -> np.ndarray:
+def hb_bound(
+    alpha: float, beta, T, c_w: float, *, E0: float = FIG1_E0, C: float = FIG1_C, eigenvalues=(FIG1_MU, FIG1_L)
+) -> np.ndarray:
     """Bound (3.17) at t = T, V(ξ₀)C_T²ρ^{2T} + L·m(α, β), with C_T = C·T, σ_T² = (T c_w)² and
     V(ξ₀) = E0 + σ_T²α²/(1 − ρ²) (Thm 3.5; L = the largest eigenvalue). Broadcasts β against T."""
     T = np.asarray(T, dtype=float)
@@ -119,7 +120,12 @@ def fig1(_data=None) -> Figure:
         axes[0][0].plot(FIG1_BETAS, hb_rate(alpha, FIG1_BETAS, eig), color=colour, label=f"α = {alpha:g}")
         axes[0][0].plot([b_star], hb_rate(alpha, [b_star], eig), "*", color=colour, markersize=11)
         for ax, c_w in zip(axes[0][1:], FIG1_CWS):
-            ax.plot(FIG1_BETAS, hb_bound(alpha, FIG1_BETAS, FIG1_T_FIXED, c_w, eigenvalues=eig), color=colour, label=f"α = {alpha:g}")
+            ax.plot(
+                FIG1_BETAS,
+                hb_bound(alpha, FIG1_BETAS, FIG1_T_FIXED, c_w, eigenvalues=eig),
+                color=colour,
+                label=f"α = {alpha:g}",
+            )
             ax.axvline(b_star, color=colour, linestyle=":", linewidth=1)
     axes[0][0].set_ylabel("ρ (3.18)")
     axes[0][0].set_title("rate; ★ = ρ-optimal β = (1 − √(αμ))²")
@@ -140,7 +146,13 @@ def fig1(_data=None) -> Figure:
                 label = f"β* = {beta:.3f}" if style == "-." else f"β = {beta:g}"
                 ax.plot(ts, hb_bound(alpha, beta, ts, c_w, eigenvalues=eig), style, color=colour, label=label)
             beta_sec5 = float(momentum(np.array([alpha]), FIG1_MU)[0])
-            ax.plot(ts, hb_bound(alpha, beta_sec5, ts, c_w, eigenvalues=eig), ":", color="grey", label=f"β = {beta_sec5:.3f} (Sec 5)")
+            ax.plot(
+                ts,
+                hb_bound(alpha, beta_sec5, ts, c_w, eigenvalues=eig),
+                ":",
+                color="grey",
+                label=f"β = {beta_sec5:.3f} (Sec 5)",
+            )
             ax.set_yscale("log")
             ax.set_xlabel("t = T")
             ax.set_ylabel("bound (3.17)")
@@ -185,7 +197,9 @@ def fig2(_data=None) -> Figure:
         ax.set_title(f"K = {K}, T = {T}")
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel("optimal b_t × nε/S₁")
-    fig.suptitle(f"DP-MASG-opt noise, μ = {FIG2_MU:g}, L = {FIG2_L:g}, p = {FIG2_P}, c = {FIG2_C:g}, m = n (kuru_acc Fig. 2, eq. 4.5)")
+    fig.suptitle(
+        f"DP-MASG-opt noise, μ = {FIG2_MU:g}, L = {FIG2_L:g}, p = {FIG2_P}, c = {FIG2_C:g}, m = n (kuru_acc Fig. 2, eq. 4.5)"
+    )
     fig.tight_layout()
     return fig
 
@@ -198,14 +212,20 @@ def _settings(results: pd.DataFrame) -> pd.DataFrame:
     needed = ("algorithm", "params", "fstar", "train_objective", "n_iterations", "fold", "rep")
     missing = [c for c in needed if c not in df.columns]
     if missing:
-        raise DpbenchError(f"the results lack column(s) {', '.join(missing)}; were they written by experiment=kuru_fig3|kuru_fig4?")
+        raise DpbenchError(
+            f"the results lack column(s) {', '.join(missing)}; were they written by experiment=kuru_fig3|kuru_fig4?"
+        )
     df = df[df["algorithm"].isin(METHODS)].copy()
     if df.empty:
-        raise DpbenchError(f"no runs of {', '.join(METHODS)}: run `dpbench -m experiment=kuru_fig3` (or kuru_fig4) first")
+        raise DpbenchError(
+            f"no runs of {', '.join(METHODS)}: run `dpbench -m experiment=kuru_fig3` (or kuru_fig4) first"
+        )
     params = [json.loads(p) for p in df["params"]]
     for key in ("iterations", "step_scale"):
         if any(key not in p for p in params):
-            raise DpbenchError(f"some kuru_acc runs have no {key!r} in params; were they written by experiment=kuru_fig3|kuru_fig4?")
+            raise DpbenchError(
+                f"some kuru_acc runs have no {key!r} in params; were they written by experiment=kuru_fig3|kuru_fig4?"
+            )
     df["T"] = [int(p["iterations"]) for p in params]
     df["c"] = [float(p["step_scale"]) for p in params]
     n_train = df["n_train"] if "n_train" in df.columns else pd.Series(np.nan, index=df.index)
@@ -218,7 +238,11 @@ def _settings(results: pd.DataFrame) -> pd.DataFrame:
 def _batch_label(batch_size, n_train) -> str:
     """'m = n = 100000' for full-batch runs (batch size unset or ≥ n), else 'm = 1000'."""
     n = None if n_train is None or pd.isna(n_train) else int(n_train)
-    if batch_size is None or (isinstance(batch_size, float) and math.isnan(batch_size)) or (n is not None and int(batch_size) >= n):
+    if (
+        batch_size is None
+        or (isinstance(batch_size, float) and math.isnan(batch_size))
+        or (n is not None and int(batch_size) >= n)
+    ):
         return "m = n" if n is None else f"m = n = {n}"
     return f"m = {int(batch_size)}" + ("" if n is None else f", n = {n}")
 
@@ -228,7 +252,9 @@ def _one_setting(runs: pd.DataFrame) -> None:
     for column, what in (("m", "batch sizes"), ("dataset", "datasets"), ("eps", "privacy budgets ε")):
         if column in runs.columns and runs[column].nunique() > 1:
             values = ", ".join(map(str, sorted(runs[column].unique())))
-            raise DpbenchError(f"these results mix {what} ({values}); give one sweep directory (kuru_fig3 or kuru_fig4) per figure")
+            raise DpbenchError(
+                f"these results mix {what} ({values}); give one sweep directory (kuru_fig3 or kuru_fig4) per figure"
+            )
 
 
 def _mean_log(gaps: pd.Series) -> float:
@@ -259,7 +285,13 @@ def fig3(jobs: Jobs) -> Figure:
     curves = mean_traces(jobs)
     Ts = sorted(runs["T"].unique())
     colours = dict(zip(Ts, T_COLOURS * (1 + len(Ts) // len(T_COLOURS))))
-    fig, axes = plt.subplots(len(STEP_SCALES), len(METHODS), figsize=(3.0 * len(METHODS), 3.0 * len(STEP_SCALES)), sharey="row", squeeze=False)
+    fig, axes = plt.subplots(
+        len(STEP_SCALES),
+        len(METHODS),
+        figsize=(3.0 * len(METHODS), 3.0 * len(STEP_SCALES)),
+        sharey="row",
+        squeeze=False,
+    )
     for row, c in zip(axes, STEP_SCALES):
         for ax, method in zip(row, METHODS):
             here = curves[(curves["algorithm"] == method) & np.isclose(curves["c"], c)]
@@ -327,7 +359,9 @@ def claims(stats: pd.DataFrame) -> list[tuple[str, str, list[str]]]:
                 f"c = {c:g}: {LABELS[method]} best {acc[0]:.3f} (T = {acc[1]}) vs DP-GD best {gd[0]:.3f} (T = {gd[1]}): "
                 + ("beats" if outcomes[-1] else "does not beat")
             )
-    out.append(("(a) accelerated methods (DP-HB, DP-NAG, DP-NAG-opt) beat DP-GD, best over T", _verdict(outcomes), lines))
+    out.append(
+        ("(a) accelerated methods (DP-HB, DP-NAG, DP-NAG-opt) beat DP-GD, best over T", _verdict(outcomes), lines)
+    )
 
     # (b) DP-NAG-opt and DP-MASG-opt are the two best at c = 1
     c1 = stats[np.isclose(stats["c"], 1.0)]
@@ -364,12 +398,16 @@ def claims(stats: pd.DataFrame) -> list[tuple[str, str, list[str]]]:
                 why = "" if fewer or not agrees else f" (T is below the {preferred:.0f} chosen at the largest T)"
                 lines.append(
                     f"c = {c:g}: {LABELS[method]} T = {int(r['T'])}: mean T' = {r['T_run']:.1f} "
-                    + ("<" if fewer else "=" if r["T_run"] == r["T"] else ">") + f" {int(r['T'])}{why}{note}"
+                    + ("<" if fewer else "=" if r["T_run"] == r["T"] else ">")
+                    + f" {int(r['T'])}{why}{note}"
                 )
-    out.append((
-        "(c) at c = 1, DP-NAG-opt and DP-MASG-opt choose T' < T wherever T exceeds the T' that bound (4.6) "
-        "prefers", _verdict(outcomes), lines,
-    ))
+    out.append(
+        (
+            "(c) at c = 1, DP-NAG-opt and DP-MASG-opt choose T' < T wherever T exceeds the T' that bound (4.6) prefers",
+            _verdict(outcomes),
+            lines,
+        )
+    )
     return out
 
 
@@ -398,9 +436,13 @@ def summary(jobs: Jobs) -> str:
     Ts = sorted(stats["T"].unique())
     header = "| method | " + " | ".join(f"T = {T}" for T in Ts) + " |"
     rule = "|---" * (len(Ts) + 1) + "|"
-    lines = ["# kuru_acc Figs 3–4: final log10(F(x_T) − F*)", "",
-             "Cells: log10 of the mean over reps of F(x_T) − F*, ± the std over reps of log10(F(x_T) − F*); T is the "
-             + "requested number of iterations.", ""]
+    lines = [
+        "# kuru_acc Figs 3–4: final log10(F(x_T) − F*)",
+        "",
+        "Cells: log10 of the mean over reps of F(x_T) − F*, ± the std over reps of log10(F(x_T) − F*); T is the "
+        + "requested number of iterations.",
+        "",
+    ]
     for m, at_m in stats.groupby("m"):
         for c in sorted(at_m["c"].unique()):
             here = at_m[np.isclose(at_m["c"], c)].set_index(["algorithm", "T"])
@@ -417,7 +459,9 @@ def summary(jobs: Jobs) -> str:
                 lines.append(f"| {LABELS[method]} | " + " | ".join(cells) + " |")
             lines += ["", "Mean iterations actually run (T'):", "", header, rule]
             for method in OPT_METHODS:
-                cells = [f"{here.loc[(method, T), 'T_run']:.1f}" if (method, T) in here.index else "not run" for T in Ts]
+                cells = [
+                    f"{here.loc[(method, T), 'T_run']:.1f}" if (method, T) in here.index else "not run" for T in Ts
+                ]
                 lines.append(f"| {LABELS[method]} | " + " | ".join(cells) + " |")
             lines.append("")
         lines += [f"## Claims of Sec 5, {m}", ""]

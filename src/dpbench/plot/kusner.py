@@ -39,11 +39,30 @@ __all__ = ["KusnerResultsError", "fig1", "summary", "utility"]
 
 STUDY = "kusner_mtgp_likelihood"
 LABELS = {"kusner_alg1": "Alg. 1", "kusner_alg2": "Alg. 2", "kusner_alg3": "Alg. 3"}
-STUDY_COLUMNS = ("dataset", "target", "validation_size", "rep", "n_sets", "k1", "log_likelihood", "max_abs_gain_change",
-                 "mean_abs_gain_change", "gain_std_across_candidates", "n_candidates", "n_train")
+STUDY_COLUMNS = (
+    "dataset",
+    "target",
+    "validation_size",
+    "rep",
+    "n_sets",
+    "k1",
+    "log_likelihood",
+    "max_abs_gain_change",
+    "mean_abs_gain_change",
+    "gain_std_across_candidates",
+    "n_candidates",
+    "n_train",
+)
 STUDY_SETTING = ("dataset", "target", "n_sets", "n_candidates", "n_train")  # one value per Fig. 1
-METRICS = ("value_error", "laplace_scale", "gain_released", "gain_best_observed", "gain_best", "test_accuracy",
-           "test_accuracy_best_observed")
+METRICS = (
+    "value_error",
+    "laplace_scale",
+    "gain_released",
+    "gain_best_observed",
+    "gain_best",
+    "test_accuracy",
+    "test_accuracy_best_observed",
+)
 TUNING_COLUMNS = ("dataset", "target", "gain", "eps", "rep", "validation_size") + METRICS
 SERIES = ["target", "gain", "algorithm"]  # a line of :func:`utility`
 SE_MARGIN = 2.0  # λ̃ "matches" λ̂ when their mean validation-gain difference is at most this many SEs
@@ -119,15 +138,20 @@ def _size_stats(rows: pd.DataFrame) -> pd.DataFrame:
         best = here.loc[here["log_likelihood"].idxmax()]
         low, high = here.iloc[0], here.iloc[-1]  # sorted by k1
         runs = rows[rows["validation_size"] == size]
-        records.append({
-            "validation_size": int(size), "reps": int(here["reps"].max()), "argmax_k1": float(best["k1"]),
-            "max_log_likelihood": float(best["log_likelihood"]),
-            "k1_low": float(low["k1"]), "k1_high": float(high["k1"]),
-            "gap": float(high["log_likelihood"] - low["log_likelihood"]),
-            "max_abs_gain_change": float(runs["max_abs_gain_change"].max()),
-            "mean_abs_gain_change": float(runs["mean_abs_gain_change"].mean()),
-            "gain_std": float(runs["gain_std_across_candidates"].mean()),
-        })
+        records.append(
+            {
+                "validation_size": int(size),
+                "reps": int(here["reps"].max()),
+                "argmax_k1": float(best["k1"]),
+                "max_log_likelihood": float(best["log_likelihood"]),
+                "k1_low": float(low["k1"]),
+                "k1_high": float(high["k1"]),
+                "gap": float(high["log_likelihood"] - low["log_likelihood"]),
+                "max_abs_gain_change": float(runs["max_abs_gain_change"].max()),
+                "mean_abs_gain_change": float(runs["mean_abs_gain_change"].mean()),
+                "gain_std": float(runs["gain_std_across_candidates"].mean()),
+            }
+        )
     return pd.DataFrame(records)
 
 
@@ -143,8 +167,9 @@ def _tuning_stats(rows: pd.DataFrame) -> pd.DataFrame:
     out.insert(0, "reps", grouped.size())
     out = out.reset_index()
     several = rows.groupby(["target", "gain"]).ngroups > 1
-    out["label"] = [LABELS[a] + (f" ({t}, {g})" if several else "")
-                    for t, g, a in zip(out["target"], out["gain"], out["algorithm"])]
+    out["label"] = [
+        LABELS[a] + (f" ({t}, {g})" if several else "") for t, g, a in zip(out["target"], out["gain"], out["algorithm"])
+    ]
     return out.sort_values([*SERIES, "eps"], ignore_index=True)
 
 
@@ -158,8 +183,10 @@ def _study_title(rows: pd.DataFrame) -> str:
     first = rows.iloc[0]
     reps = rows.groupby("validation_size")["rep"].nunique()
     n = f"{reps.min()}" if reps.min() == reps.max() else f"{reps.min()}–{reps.max()}"
-    return (f"kusner_bo Fig. 1: {first['dataset']}, target {first['target']}, {int(first['n_sets'])} pairs (V, V′), "
-            f"|Λ| = {int(first['n_candidates'])} candidates, n_train = {int(first['n_train'])}, {n} rep(s)")
+    return (
+        f"kusner_bo Fig. 1: {first['dataset']}, target {first['target']}, {int(first['n_sets'])} pairs (V, V′), "
+        f"|Λ| = {int(first['n_candidates'])} candidates, n_train = {int(first['n_train'])}, {n} rep(s)"
+    )
 
 
 def fig1(df: pd.DataFrame) -> Figure:
@@ -179,8 +206,14 @@ def fig1(df: pd.DataFrame) -> Figure:
         colour = cmap(0.9 * i / max(1, len(sizes) - 1))
         best = here.loc[here["log_likelihood"].idxmax()]
         for ax, column in ((ax_rel, "relative"), (ax_raw, "log_likelihood")):
-            ax.plot(here["k1"].to_numpy(float), here[column].to_numpy(float), color=colour, marker="o", ms=3,
-                    label=f"|V| = {int(size)}")
+            ax.plot(
+                here["k1"].to_numpy(float),
+                here[column].to_numpy(float),
+                color=colour,
+                marker="o",
+                ms=3,
+                label=f"|V| = {int(size)}",
+            )
             ax.plot([best["k1"]], [best[column]], color=colour, marker="*", ms=14, mec="black", ls="none", gid="argmax")
     ax_rel.set_yscale("symlog", linthresh=1.0)
     ax_rel.set_ylabel("log likelihood − max over k₁")
@@ -197,18 +230,28 @@ def fig1(df: pd.DataFrame) -> Figure:
 
 
 def _errorbar(ax, here: pd.DataFrame, metric: str, colour, marker: str, label: str, **style) -> None:
-    ax.errorbar(here["eps"].to_numpy(float), here[f"{metric}_mean"].to_numpy(float),
-                yerr=here[f"{metric}_se"].fillna(0.0).to_numpy(float), color=colour, marker=marker, ms=5, capsize=3,
-                label=label, **style)
+    ax.errorbar(
+        here["eps"].to_numpy(float),
+        here[f"{metric}_mean"].to_numpy(float),
+        yerr=here[f"{metric}_se"].fillna(0.0).to_numpy(float),
+        color=colour,
+        marker=marker,
+        ms=5,
+        capsize=3,
+        label=label,
+        **style,
+    )
 
 
 def _tuning_title(rows: pd.DataFrame, stats: pd.DataFrame) -> str:
     combos = stats[["target", "gain"]].drop_duplicates()
-    what = (f", target {combos['target'].iloc[0]}, gain {combos['gain'].iloc[0]}" if len(combos) == 1 else "")
+    what = f", target {combos['target'].iloc[0]}, gain {combos['gain'].iloc[0]}" if len(combos) == 1 else ""
     reps = stats["reps"]
     n = f"{reps.min()}" if reps.min() == reps.max() else f"{reps.min()}–{reps.max()}"
-    return (f"kusner_bo beyond the paper: private tuning on {rows['dataset'].iloc[0]}{what}, "
-            f"|V| = {int(rows['validation_size'].iloc[0])}, {n} reps per point (mean ± SE)")
+    return (
+        f"kusner_bo beyond the paper: private tuning on {rows['dataset'].iloc[0]}{what}, "
+        f"|V| = {int(rows['validation_size'].iloc[0])}, {n} reps per point (mean ± SE)"
+    )
 
 
 def utility(df: pd.DataFrame) -> Figure:
@@ -240,11 +283,18 @@ def utility(df: pd.DataFrame) -> Figure:
             drawn_best.add((target, gain))
             best = stats[(stats["target"] == target) & (stats["gain"] == gain)].groupby("eps")["gain_best_mean"].mean()
             suffix = "" if len(stats[["target", "gain"]].drop_duplicates()) == 1 else f" ({target}, {gain})"
-            ax_g.plot(best.index.to_numpy(float), best.to_numpy(float), color="grey", ls=":", lw=2,
-                      label=f"best candidate on V{suffix}")
+            ax_g.plot(
+                best.index.to_numpy(float),
+                best.to_numpy(float),
+                color="grey",
+                ls=":",
+                lw=2,
+                label=f"best candidate on V{suffix}",
+            )
         _errorbar(ax_t, here, "test_accuracy", colour, marker, f"λ̃, {name}")
-        _errorbar(ax_t, here, "test_accuracy_best_observed", "black", marker, f"λ̂ (non-private), {name}", ls="--",
-                  mfc="none")
+        _errorbar(
+            ax_t, here, "test_accuracy_best_observed", "black", marker, f"λ̂ (non-private), {name}", ls="--", mfc="none"
+        )
     handles, labels = ax_v.get_legend_handles_labels()
     handles.append(Line2D([], [], color="grey", ls="--"))
     labels.append("dashed: mean Laplace scale b of ṽ (= E|Lap(b)|)")
@@ -303,41 +353,68 @@ def _study_claims(stats: pd.DataFrame) -> list[tuple[str, str, list[str]]]:
     if not misses.empty:
         where = "; ".join(f"|V| = {r.validation_size} (argmax k₁ = {r.argmax_k1:g})" for r in misses.itertuples())
         evidence.append(f"not at k₁ = {top:g} for: {where}")
-    out = [(f"(1) the largest value k₁ = {top:g} is most likely, for every validation size",
-            "HOLDS" if misses.empty else "FAILS", evidence)]
+    out = [
+        (
+            f"(1) the largest value k₁ = {top:g} is most likely, for every validation size",
+            "HOLDS" if misses.empty else "FAILS",
+            evidence,
+        )
+    ]
 
     low, high = stats["k1_low"].min(), stats["k1_high"].max()
-    claim = (f"(2) larger validation sets favour large k₁ more strongly "
-             f"(ℓ(k₁ = {high:g}) − ℓ(k₁ = {low:g}) grows with |V|)")
+    claim = (
+        f"(2) larger validation sets favour large k₁ more strongly (ℓ(k₁ = {high:g}) − ℓ(k₁ = {low:g}) grows with |V|)"
+    )
     if len(stats) < 2:
         out.append((claim, "NOT TESTABLE", ["one validation size only"]))
     else:
         rho = _spearman(stats["validation_size"], stats["gap"])
-        out.append((claim, "HOLDS" if rho > 0 else "FAILS",
-                    [", ".join(f"|V| = {r.validation_size}: {r.gap:.4g}" for r in stats.itertuples()),
-                     f"Spearman ρ(|V|, gap) = {_fmt_rho(rho)}"]))
+        out.append(
+            (
+                claim,
+                "HOLDS" if rho > 0 else "FAILS",
+                [
+                    ", ".join(f"|V| = {r.validation_size}: {r.gap:.4g}" for r in stats.itertuples()),
+                    f"Spearman ρ(|V|, gap) = {_fmt_rho(rho)}",
+                ],
+            )
+        )
 
     ratio = stats["max_abs_gain_change"] * stats["validation_size"]
-    out.append(("(3) check: a neighbour V′ moves every gain by at most 1/|V| (|V| · max |f_V − f_V′| ≤ 1)",
-                "HOLDS" if bool((ratio <= 1.0 + 1e-9).all()) else "FAILS",
-                [", ".join(f"|V| = {m}: {x:.3g}" for m, x in zip(stats["validation_size"], ratio))]))
+    out.append(
+        (
+            "(3) check: a neighbour V′ moves every gain by at most 1/|V| (|V| · max |f_V − f_V′| ≤ 1)",
+            "HOLDS" if bool((ratio <= 1.0 + 1e-9).all()) else "FAILS",
+            [", ".join(f"|V| = {m}: {x:.3g}" for m, x in zip(stats["validation_size"], ratio))],
+        )
+    )
     return out
 
 
 def _study_summary(rows: pd.DataFrame) -> list[str]:
     stats = _size_stats(rows)
     low, high = stats["k1_low"].min(), stats["k1_high"].max()
-    lines = [f"# {_study_title(rows)}", "",
-             ("ℓ(k₁) = Σᵢ log p([F_Vᵢ; F_Vᵢ′] | k₁), the multi-task GP log marginal likelihood summed over the pairs, "
-              "averaged over reps. Fig. 1's panel (a) plots ℓ(k₁) − max over k₁ per size. |Δf| = |f_V − f_V′| over "
-              "pairs and candidates."), "",
-             (f"| \\|V\\| | reps | argmax k₁ | max ℓ | ℓ(k₁ = {high:g}) − ℓ(k₁ = {low:g}) | max \\|Δf\\| | "
-              "\\|V\\| · max \\|Δf\\| | mean \\|Δf\\| | std of f_V over candidates |"),
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# {_study_title(rows)}",
+        "",
+        (
+            "ℓ(k₁) = Σᵢ log p([F_Vᵢ; F_Vᵢ′] | k₁), the multi-task GP log marginal likelihood summed over the pairs, "
+            "averaged over reps. Fig. 1's panel (a) plots ℓ(k₁) − max over k₁ per size. |Δf| = |f_V − f_V′| over "
+            "pairs and candidates."
+        ),
+        "",
+        (
+            f"| \\|V\\| | reps | argmax k₁ | max ℓ | ℓ(k₁ = {high:g}) − ℓ(k₁ = {low:g}) | max \\|Δf\\| | "
+            "\\|V\\| · max \\|Δf\\| | mean \\|Δf\\| | std of f_V over candidates |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in stats.itertuples():
-        lines.append(f"| {r.validation_size} | {r.reps} | {r.argmax_k1:g} | {r.max_log_likelihood:.6g} | {r.gap:.4g} | "
-                     f"{r.max_abs_gain_change:.3g} | {r.max_abs_gain_change * r.validation_size:.3g} | "
-                     f"{r.mean_abs_gain_change:.3g} | {r.gain_std:.3g} |")
+        lines.append(
+            f"| {r.validation_size} | {r.reps} | {r.argmax_k1:g} | {r.max_log_likelihood:.6g} | {r.gap:.4g} | "
+            f"{r.max_abs_gain_change:.3g} | {r.max_abs_gain_change * r.validation_size:.3g} | "
+            f"{r.mean_abs_gain_change:.3g} | {r.gain_std:.3g} |"
+        )
     lines += ["", "## Claims of kusner_bo Sec. 6 (Fig. 1)", ""]
     for claim, verdict, evidence in _study_claims(stats):
         lines += [f"**{claim}: {verdict}**", ""] + [f"- {e}" for e in evidence] + [""]
@@ -364,29 +441,54 @@ def _findings(here: pd.DataFrame) -> list[str]:
         falls = ("YES" if rho < 0 else "NO") + f" (Spearman ρ = {_fmt_rho(rho)})"
     lines.append(f"- **value error falls with ε**: {falls}")
     close = here.loc[here["value_error_mean"] < VALUE_TOLERANCE, "eps"]
-    lines.append(f"- **smallest ε with mean |ṽ − v*| < {VALUE_TOLERANCE:g}**: "
-                 + (f"ε = {close.min():g}" if not close.empty else "none in the grid"))
+    lines.append(
+        f"- **smallest ε with mean |ṽ − v*| < {VALUE_TOLERANCE:g}**: "
+        + (f"ε = {close.min():g}" if not close.empty else "none in the grid")
+    )
     ratio = here["value_error_mean"] / here["laplace_scale_mean"]
-    lines.append(f"- mean |ṽ − v*| / mean Laplace scale b over ε: {ratio.min():.3g} … {ratio.max():.3g} "
-                 "(≈ 1 expected: E|Lap(b)| = b)")
+    lines.append(
+        f"- mean |ṽ − v*| / mean Laplace scale b over ε: {ratio.min():.3g} … {ratio.max():.3g} "
+        "(≈ 1 expected: E|Lap(b)| = b)"
+    )
     return lines
 
 
 def _tuning_summary(rows: pd.DataFrame) -> list[str]:
     stats = _tuning_stats(rows)
-    lines = [f"# {_tuning_title(rows, stats)}", "",
-             ("Cells: mean ± standard error over reps (n/a for one rep; — where undefined: Alg. 3 releases no λ̃). "
-              "ε is the run's total budget. v* = max_t v_t (non-private), λ̂ = argmax_t v_t (non-private), λ̃ the "
-              f"released hyper-parameter; λ̃ matches λ̂ when mean gain(λ̂) − gain(λ̃) ≤ {SE_MARGIN:g} SE of that "
-              "per-rep difference."), ""]
+    lines = [
+        f"# {_tuning_title(rows, stats)}",
+        "",
+        (
+            "Cells: mean ± standard error over reps (n/a for one rep; — where undefined: Alg. 3 releases no λ̃). "
+            "ε is the run's total budget. v* = max_t v_t (non-private), λ̂ = argmax_t v_t (non-private), λ̃ the "
+            f"released hyper-parameter; λ̃ matches λ̂ when mean gain(λ̂) − gain(λ̃) ≤ {SE_MARGIN:g} SE of that "
+            "per-rep difference."
+        ),
+        "",
+    ]
     for (target, gain, algorithm), here in _series(stats):
-        lines += [f"## {LABELS[algorithm]}: target {target}, gain {gain}", "",
-                  ("| ε | reps | \\|ṽ − v*\\| | Laplace scale b | gain(λ̃) | gain(λ̂) | gain(λ̂) − gain(λ̃) | "
-                   "test acc. λ̃ | test acc. λ̂ |"), "|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## {LABELS[algorithm]}: target {target}, gain {gain}",
+            "",
+            (
+                "| ε | reps | \\|ṽ − v*\\| | Laplace scale b | gain(λ̃) | gain(λ̂) | gain(λ̂) − gain(λ̃) | "
+                "test acc. λ̃ | test acc. λ̂ |"
+            ),
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
         for _, r in here.iterrows():
-            cells = [_pm(r[f"{m}_mean"], r[f"{m}_se"]) for m in ("value_error", "laplace_scale", "gain_released",
-                                                                 "gain_best_observed", "choice_gap", "test_accuracy",
-                                                                 "test_accuracy_best_observed")]
+            cells = [
+                _pm(r[f"{m}_mean"], r[f"{m}_se"])
+                for m in (
+                    "value_error",
+                    "laplace_scale",
+                    "gain_released",
+                    "gain_best_observed",
+                    "choice_gap",
+                    "test_accuracy",
+                    "test_accuracy_best_observed",
+                )
+            ]
             lines.append(f"| {r['eps']:g} | {r['reps']} | " + " | ".join(cells) + " |")
         lines += [""] + _findings(here) + [""]
     return lines
@@ -400,12 +502,15 @@ def summary(df: pd.DataFrame) -> str:
     whether |ṽ − v*| falls with ε, the smallest ε where it is below VALUE_TOLERANCE).
 
     Raises KusnerResultsError (a ValueError) when there are neither kind of rows."""
-    _require(df, ("algorithm",), "a kusner_bo summary",
-             "were these written by experiment=kusner_fig1 or kusner_utility?")
+    _require(
+        df, ("algorithm",), "a kusner_bo summary", "were these written by experiment=kusner_fig1 or kusner_utility?"
+    )
     has_study, has_tuning = (df["algorithm"] == STUDY).any(), df["algorithm"].isin(LABELS).any()
     if not (has_study or has_tuning):
-        raise KusnerResultsError(f"no rows of {STUDY} (Fig. 1) or of {', '.join(LABELS)} in these results; run "
-                                 "`dpbench -m experiment=kusner_fig1` or `experiment=kusner_utility` first")
+        raise KusnerResultsError(
+            f"no rows of {STUDY} (Fig. 1) or of {', '.join(LABELS)} in these results; run "
+            "`dpbench -m experiment=kusner_fig1` or `experiment=kusner_utility` first"
+        )
     lines = _study_summary(_study_rows(df)) if has_study else []
     lines += _tuning_summary(_tuning_rows(df)) if has_tuning else []
     return "\n".join(lines)

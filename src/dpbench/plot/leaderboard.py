@@ -71,14 +71,21 @@ def check_comparable(df: pd.DataFrame) -> None:
     df = _with_modes(df)
     ranked = df[df["ranked"]]
     if "neighbouring" in ranked.columns and ranked["neighbouring"].nunique() > 1:
-        found = ", ".join(f"{r} ({', '.join(sorted(g['algorithm'].unique()))})" for r, g in ranked.groupby("neighbouring"))
+        found = ", ".join(
+            f"{r} ({', '.join(sorted(g['algorithm'].unique()))})" for r, g in ranked.groupby("neighbouring")
+        )
         raise DpbenchError(f"the private rows mix neighbouring relations: {found}; rank one relation at a time")
     if "config_hash" in df.columns:
         configs = df.groupby(["algorithm", *CELL, "tuning"])["config_hash"].nunique()
         mixed = configs[configs > 1]
         if len(mixed):
             (algorithm, dataset, eps, mode), count = next(iter(mixed.items()))
-            cell = df[(df["algorithm"] == algorithm) & (df["dataset"] == dataset) & (df["eps"] == eps) & (df["tuning"] == mode)]
+            cell = df[
+                (df["algorithm"] == algorithm)
+                & (df["dataset"] == dataset)
+                & (df["eps"] == eps)
+                & (df["tuning"] == mode)
+            ]
             raise DpbenchError(
                 f"{len(mixed)} (method, dataset, ε, tuning) cell(s) hold more than one configuration, e.g. {algorithm} on "
                 f"{dataset} at ε = {eps:g}, tuning={mode} ({count} config_hash values: {describe_difference(cell)}); "
@@ -90,8 +97,13 @@ def cell_statistics(df: pd.DataFrame) -> pd.DataFrame:
     """Per (dataset, ε, tuning, algorithm): n, mean test accuracy, the 95% t-interval half-width,
     private, ranked, and the rank among the ranked methods of the cell and mode (1 = best, ties averaged)."""
     grouped = _with_modes(df).groupby([*CELL, "tuning", "algorithm"])
-    out = grouped.agg(n=("test_accuracy", "size"), mean=("test_accuracy", "mean"), std=("test_accuracy", "std"),
-                      private=("private", "first"), ranked=("ranked", "all")).reset_index()
+    out = grouped.agg(
+        n=("test_accuracy", "size"),
+        mean=("test_accuracy", "mean"),
+        std=("test_accuracy", "std"),
+        private=("private", "first"),
+        ranked=("ranked", "all"),
+    ).reset_index()
     t = stats.t.ppf(0.975, np.maximum(out["n"] - 1, 1))
     out["ci95"] = np.where(out["n"] > 1, t * out["std"].fillna(0.0) / np.sqrt(out["n"]), np.nan)
     ranked = out["ranked"].astype(bool)
@@ -114,14 +126,22 @@ def rank_test(cells: pd.DataFrame, alpha: float = 0.05, mode: str | None = None)
     ranks = complete.rank(axis=1, ascending=False, method="average")
     k, n_blocks = complete.shape[1], complete.shape[0]
     result = {
-        "mode": mode, "average_rank": ranks.mean().sort_values(), "blocks": n_blocks, "methods": k,
-        "friedman_statistic": math.nan, "friedman_p": math.nan, "critical_difference": math.nan,
+        "mode": mode,
+        "average_rank": ranks.mean().sort_values(),
+        "blocks": n_blocks,
+        "methods": k,
+        "friedman_statistic": math.nan,
+        "friedman_p": math.nan,
+        "critical_difference": math.nan,
     }
     if k >= 3 and n_blocks >= 2:
         statistic, p = stats.friedmanchisquare(*(complete[c].to_numpy() for c in complete.columns))
         q = stats.studentized_range.ppf(1 - alpha, k, np.inf) / math.sqrt(2)
-        result.update(friedman_statistic=float(statistic), friedman_p=float(p),
-                      critical_difference=float(q * math.sqrt(k * (k + 1) / (6 * n_blocks))))
+        result.update(
+            friedman_statistic=float(statistic),
+            friedman_p=float(p),
+            critical_difference=float(q * math.sqrt(k * (k + 1) / (6 * n_blocks))),
+        )
     return result
 
 
@@ -129,9 +149,18 @@ def _ranking_lines(tests: list[dict]) -> list[str]:
     """The overall ranking: one (average rank, within CD of the best) pair of columns per ranked mode,
     ordered by the first."""
     several = len(tests) > 1
-    header = "| # | method | " + " | ".join(
-        (f"average rank ({t['mode']}) | within CD ({t['mode']})" if several else "average rank | within CD of the best")
-        for t in tests) + " |"
+    header = (
+        "| # | method | "
+        + " | ".join(
+            (
+                f"average rank ({t['mode']}) | within CD ({t['mode']})"
+                if several
+                else "average rank | within CD of the best"
+            )
+            for t in tests
+        )
+        + " |"
+    )
     lines = [header, "|---|---|" + "---|---|" * len(tests)]
     for place, method in enumerate(tests[0]["average_rank"].index, start=1):
         parts = []
@@ -149,9 +178,11 @@ def _ranking_lines(tests: list[dict]) -> list[str]:
         if math.isnan(t["critical_difference"]):
             lines.append(f"{prefix}too few methods or cells for the Friedman test.")
         else:
-            lines.append(f"{prefix}Friedman χ² = {t['friedman_statistic']:.2f} (p = {t['friedman_p']:.2g}); Nemenyi critical "
-                         f"difference at 5 %: {t['critical_difference']:.2f} over {t['blocks']} cells (Demšar 2006). "
-                         "Methods whose average ranks differ by more are significantly different.")
+            lines.append(
+                f"{prefix}Friedman χ² = {t['friedman_statistic']:.2f} (p = {t['friedman_p']:.2g}); Nemenyi critical "
+                f"difference at 5 %: {t['critical_difference']:.2f} over {t['blocks']} cells (Demšar 2006). "
+                "Methods whose average ranks differ by more are significantly different."
+            )
         lines.append("")
     return lines
 
@@ -171,12 +202,22 @@ def _cost_lines(cells: pd.DataFrame) -> list[str]:
     if len(present) < 2:
         return []
     cost = tuning_cost(cells)
-    gaps = [(a, b) for a, b in (("private", "fixed"), ("oracle", "private"), ("oracle", "fixed")) if a in present and b in present]
-    lines = ["### What tuning costs", "",
-             ("Mean test accuracy over the cells where the method ran in every mode; `oracle` chose on the test fold "
-              "(not private)."), "",
-             "| method | " + " | ".join(present) + " | " + " | ".join(f"{a} − {b}" for a, b in gaps) + " | cells |",
-             "|---" * (len(present) + len(gaps) + 2) + "|"]
+    gaps = [
+        (a, b)
+        for a, b in (("private", "fixed"), ("oracle", "private"), ("oracle", "fixed"))
+        if a in present and b in present
+    ]
+    lines = [
+        "### What tuning costs",
+        "",
+        (
+            "Mean test accuracy over the cells where the method ran in every mode; `oracle` chose on the test fold "
+            "(not private)."
+        ),
+        "",
+        "| method | " + " | ".join(present) + " | " + " | ".join(f"{a} − {b}" for a, b in gaps) + " | cells |",
+        "|---" * (len(present) + len(gaps) + 2) + "|",
+    ]
     for method, row in cost.iterrows():
         values = " | ".join(f"{row[m]:.3f}" for m in present)
         deltas = " | ".join(f"{row[a] - row[b]:+.3f}" for a, b in gaps)
@@ -186,8 +227,13 @@ def _cost_lines(cells: pd.DataFrame) -> list[str]:
 
 def _kuru_opt_lines(means: pd.Series) -> list[str]:
     """kuru_acc Sec 5's "DP-NAG-opt and DP-MASG-opt are the two best" among the six kuru methods, per cell."""
-    lines = [("**\"dp_nag_opt and dp_masg_opt are the best of kuru_acc's methods\"** (kuru_acc Sec 5, stated for the "
-              "objective; here test accuracy, per dataset and ε):"), ""]
+    lines = [
+        (
+            '**"dp_nag_opt and dp_masg_opt are the best of kuru_acc\'s methods"** (kuru_acc Sec 5, stated for the '
+            "objective; here test accuracy, per dataset and ε):"
+        ),
+        "",
+    ]
     have = means.reset_index().groupby(CELL)["algorithm"].agg(set)
     cells = [key for key, names in have.items() if set(KURU) <= names]
     if not cells:
@@ -227,8 +273,12 @@ def _dataset_lines(dataset: str, here: pd.DataFrame, present: list[str]) -> list
     """One dataset's table: a row per method, a column per ε (× tuning mode when several are present)."""
     columns = [(e, m) for e in sorted(here["eps"].unique()) for m in present]
     name = (lambda e, m: f"ε = {e:g} {m}") if len(present) > 1 else (lambda e, m: f"ε = {e:g}")
-    lines = [f"### {dataset}", "", "| method | " + " | ".join(name(e, m) for e, m in columns) + " |",
-             "|---" * (len(columns) + 1) + "|"]
+    lines = [
+        f"### {dataset}",
+        "",
+        "| method | " + " | ".join(name(e, m) for e, m in columns) + " |",
+        "|---" * (len(columns) + 1) + "|",
+    ]
     for algorithm, group in here.groupby("algorithm"):
         by_key = group.set_index(["eps", "tuning"])
         row = [_cell_text(by_key.loc[(e, m)]) if (e, m) in by_key.index else "—" for e, m in columns]
@@ -247,9 +297,15 @@ def table(df: pd.DataFrame) -> str:
     prepared = _with_modes(df)
     ranked_rows = prepared[prepared["ranked"]]
     relation = ranked_rows["neighbouring"].iloc[0] if "neighbouring" in df.columns and len(ranked_rows) else "—"
-    lines = ["## Leaderboard", "",
-             (f"{tests[0]['methods']} private methods, {tests[0]['blocks']} complete (dataset, ε) cells, neighbouring relation "
-              f"`{relation}`; test accuracy, mean over folds × reps; tuning: {', '.join(modes(df))}."), ""]
+    lines = [
+        "## Leaderboard",
+        "",
+        (
+            f"{tests[0]['methods']} private methods, {tests[0]['blocks']} complete (dataset, ε) cells, neighbouring relation "
+            f"`{relation}`; test accuracy, mean over folds × reps; tuning: {', '.join(modes(df))}."
+        ),
+        "",
+    ]
     lines += _ranking_lines(tests)
     lines += _cost_lines(cells)
     for mode in ranked_modes:
@@ -273,7 +329,9 @@ def figure(df: pd.DataFrame) -> Figure:
     positions = np.arange(len(average))[::-1]
     colours = [style(str(method)).colour for method in average.index]  # each method in its colour (dpbench.plot.style)
     ax.barh(positions, average.to_numpy(), color=colours, alpha=0.8)
-    ax.plot([], [], "s", color="darkgrey", ms=9, label=f"tuning={test['mode']}")  # the bars (each in its method's colour)
+    ax.plot(
+        [], [], "s", color="darkgrey", ms=9, label=f"tuning={test['mode']}"
+    )  # the bars (each in its method's colour)
     for mode, marker in zip(ranked_modes[1:], ("x", "+", "d")):
         other = rank_test(cells, mode=mode)["average_rank"].reindex(average.index)
         ax.plot(other.to_numpy(), positions, marker, color="black", linestyle="none", label=f"tuning={mode}")

@@ -43,11 +43,26 @@ __all__ = ["GAP_FLOOR", "claims", "curves", "fig1", "fig2", "final_stats", "meth
 SUBSAMPLED, BASELINE = "dp_dda", "dp_dda_all_nodes"
 GAP_FLOOR = 1e-12  # non-positive (or smaller) suboptimality is drawn at this value on the log axis
 #: Algorithm 1 with one edge in DP-DDA's style (:mod:`dpbench.plot.style`), with two edges in its colour, dashed
-STYLES = {"dp_dda/1": style(SUBSAMPLED), "dp_dda/2": Style(style(SUBSAMPLED).colour, "s", "--"), BASELINE: style(BASELINE)}
+STYLES = {
+    "dp_dda/1": style(SUBSAMPLED),
+    "dp_dda/2": Style(style(SUBSAMPLED).colour, "s", "--"),
+    BASELINE: style(BASELINE),
+}
 OTHER_STYLE = Style(style(SUBSAMPLED).colour, "D", ":")  # any other n_edges
 MODELS = {"liu_l2_svm": ("ℓ2-SVM", "Fig. 1", "Fig. 2"), "liu_l1_svm": ("ℓ1-SVM", "Fig. 3", "Fig. 4")}
 SE_MARGIN = 2.0  # "beats" = better by more than this many combined standard errors
-RESULT_COLUMNS = ("algorithm", "dataset", "model", "eps", "fold", "rep", "test_accuracy", "suboptimality", "fstar", "params")
+RESULT_COLUMNS = (
+    "algorithm",
+    "dataset",
+    "model",
+    "eps",
+    "fold",
+    "rep",
+    "test_accuracy",
+    "suboptimality",
+    "fstar",
+    "params",
+)
 TRACE_COLUMNS = ("fold", "rep", "iteration", "train_objective", "epoch", "test_accuracy")
 HINT = "run `dpbench -m experiment=liu_fig1` (… liu_fig4) first"
 
@@ -80,15 +95,19 @@ def _order(method: str) -> tuple[int, int]:
 def _require(df: pd.DataFrame, columns, what: str) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise DpbenchError(f"the {what} lack column(s) {', '.join(missing)}; were they written by experiment=liu_fig1 … liu_fig4?")
+        raise DpbenchError(
+            f"the {what} lack column(s) {', '.join(missing)}; were they written by experiment=liu_fig1 … liu_fig4?"
+        )
 
 
 def _iotas(jobs: Jobs, runs: pd.DataFrame) -> pd.Series:
     """ι per run: the trace's ``iota`` (first recorded value of the run) where there is one, else
     ι from the run's params (activation probability of n_edges edges among n_nodes; 1 for [19])."""
     from_params = pd.Series(
-        [1.0 if m == BASELINE else activation_probability(int(p.get("n_nodes", 20)), _n_edges(m))
-         for m, p in zip(runs["method"], runs["_params"])],
+        [
+            1.0 if m == BASELINE else activation_probability(int(p.get("n_nodes", 20)), _n_edges(m))
+            for m, p in zip(runs["method"], runs["_params"])
+        ],
         index=runs.index,
     )
     tr = jobs.traces
@@ -140,7 +159,9 @@ def _model_name(runs: pd.DataFrame) -> str:
 
 def _figure_name(runs: pd.DataFrame, trade_off: bool) -> str:
     model = runs["model"].iloc[0]
-    return "liu_dda " + (MODELS[model][2 if trade_off else 1] if model in MODELS else ("Figs 2/4" if trade_off else "Figs 1/3"))
+    return "liu_dda " + (
+        MODELS[model][2 if trade_off else 1] if model in MODELS else ("Figs 2/4" if trade_off else "Figs 1/3")
+    )
 
 
 def curves(jobs: Jobs) -> pd.DataFrame:
@@ -200,7 +221,9 @@ def _title(runs: pd.DataFrame, trade_off: bool) -> str:
     eps = "" if trade_off else f", ε = {runs['eps'].iloc[0]:g}"
     reps = runs.groupby(["eps", "method"]).size()
     n = f"{reps.min()}" if reps.min() == reps.max() else f"{reps.min()}–{reps.max()}"
-    return f"{_figure_name(runs, trade_off)}: {_model_name(runs)} on {runs['dataset'].iloc[0]}{eps}, {n} runs per method"
+    return (
+        f"{_figure_name(runs, trade_off)}: {_model_name(runs)} on {runs['dataset'].iloc[0]}{eps}, {n} runs per method"
+    )
 
 
 def fig1(jobs: Jobs) -> Figure:
@@ -218,7 +241,9 @@ def fig1(jobs: Jobs) -> Figure:
         colour, marker = look.colour, look.marker
         name = runs.loc[runs["method"] == method, "label"].iloc[0]
         x, m, s = (here[c].to_numpy(float) for c in ("epoch", "gap_mean", "gap_std"))
-        ax_gap.plot(x, _floor(m), color=colour, marker=marker, ls=look.line, markevery=max(1, len(here) // 8), ms=4, label=name)
+        ax_gap.plot(
+            x, _floor(m), color=colour, marker=marker, ls=look.line, markevery=max(1, len(here) // 8), ms=4, label=name
+        )
         ax_gap.fill_between(x, _floor(m - s), _floor(m + s), color=colour, alpha=0.2, linewidth=0)
         m, s = here["acc_mean"].to_numpy(float), here["acc_std"].to_numpy(float)
         ax_acc.plot(x, m, color=colour, marker=marker, ls=look.line, markevery=max(1, len(here) // 8), ms=4, label=name)
@@ -259,17 +284,27 @@ def fig2(jobs: Jobs) -> Figure:
         m, se = here["gap_mean"].to_numpy(float), here["gap_se"].fillna(0.0).to_numpy(float)
         lower, upper = _floor(m) - _floor(m - se), _floor(m + se) - _floor(m)
         ax_gap.errorbar(eps, _floor(m), yerr=[lower, upper], color=colour, marker=marker, ms=5, capsize=3, label=name)
-        ax_acc.errorbar(eps, here["acc_mean"].to_numpy(float), yerr=here["acc_se"].fillna(0.0).to_numpy(float), color=colour,
-                        marker=marker, ms=5, capsize=3, label=name)
+        ax_acc.errorbar(
+            eps,
+            here["acc_mean"].to_numpy(float),
+            yerr=here["acc_se"].fillna(0.0).to_numpy(float),
+            color=colour,
+            marker=marker,
+            ms=5,
+            capsize=3,
+            label=name,
+        )
     epochs = _epochs(runs)
-    _label_axes(ax_gap, ax_acc, "ε", f"final suboptimality{epochs} (mean ± SE)", f"final test accuracy{epochs} (mean ± SE)")
+    _label_axes(
+        ax_gap, ax_acc, "ε", f"final suboptimality{epochs} (mean ± SE)", f"final test accuracy{epochs} (mean ± SE)"
+    )
     fig.suptitle(_title(runs, trade_off=True))
     fig.tight_layout()
     return fig
 
 
 def _epochs(runs: pd.DataFrame) -> str:
-    """" after 3 epochs" when every run's params agree on ``epochs`` (and set no ``iterations``), else ""."""
+    """ " after 3 epochs" when every run's params agree on ``epochs`` (and set no ``iterations``), else ""."""
     values = {(p.get("epochs"), p.get("iterations")) for p in map(json.loads, runs["params"])}
     if len(values) != 1:
         return ""
@@ -347,9 +382,11 @@ def _claim_a(stats: pd.DataFrame, column: str) -> tuple[str, str, list[str]]:
             outcomes.append(result == "better")
             if result != "better":
                 failures.append(where)
-            lines.append(f"{where}: {_pm(var[f'{column}_mean'], var[f'{column}_se'])} vs baseline "
-                         f"{_pm(base[f'{column}_mean'], base[f'{column}_se'])} ({z:+.1f} SE): "
-                         + ("beats" if result == "better" else f"does not beat ({result})"))
+            lines.append(
+                f"{where}: {_pm(var[f'{column}_mean'], var[f'{column}_se'])} vs baseline "
+                f"{_pm(base[f'{column}_mean'], base[f'{column}_se'])} ({z:+.1f} SE): "
+                + ("beats" if result == "better" else f"does not beat ({result})")
+            )
     if failures and any(outcomes):
         lines.append("does not beat at: " + "; ".join(failures))
     return claim, _verdict(outcomes), lines
@@ -364,7 +401,11 @@ def _claim_b(stats: pd.DataFrame) -> tuple[str, str, list[str]] | None:
         return None
     claim = "(B) the advantage over [19] is larger at small ε (ratio r = baseline / Alg. 1 final suboptimality)"
     if BASELINE not in set(stats["method"]) or not _variants(stats):
-        return claim, "CANNOT BE EVALUATED", ["cannot be evaluated: the all-nodes baseline [19] or Algorithm 1 was not run"]
+        return (
+            claim,
+            "CANNOT BE EVALUATED",
+            ["cannot be evaluated: the all-nodes baseline [19] or Algorithm 1 was not run"],
+        )
     lines, outcomes = [], []
     for method in _variants(stats):
         ratios = {}
@@ -380,8 +421,12 @@ def _claim_b(stats: pd.DataFrame) -> tuple[str, str, list[str]] | None:
         rho = _spearman(xs, [ratios[e] for e in xs])
         holds = bool(ratios[xs[0]] > ratios[xs[-1]] and rho < 0)
         outcomes.append(holds)
-        lines.append(f"{name}: " + ", ".join(f"r({e:g}) = {float(ratios[e]):.3g}" for e in xs)
-                     + f"; Spearman ρ(r, ε) = {_fmt_rho(rho)}: " + ("larger at small ε" if holds else "not larger at small ε"))
+        lines.append(
+            f"{name}: "
+            + ", ".join(f"r({e:g}) = {float(ratios[e]):.3g}" for e in xs)
+            + f"; Spearman ρ(r, ε) = {_fmt_rho(rho)}: "
+            + ("larger at small ε" if holds else "not larger at small ε")
+        )
     return claim, _verdict(outcomes), lines
 
 
@@ -403,16 +448,20 @@ def _claim_c(stats: pd.DataFrame) -> tuple[str, str, list[str]]:
             lines.append(f"ε = {eps:g}: fewer than 2 runs, not compared")
             continue
         results.append(result)
-        lines.append(f"ε = {eps:g}: {a['label']} {_pm(a['gap_mean'], a['gap_se'])} vs {b['label']} "
-                     f"{_pm(b['gap_mean'], b['gap_se'])} ({z:+.1f} SE): "
-                     + {"better": "smaller ι lower", "worse": "larger ι lower"}.get(result, result))
+        lines.append(
+            f"ε = {eps:g}: {a['label']} {_pm(a['gap_mean'], a['gap_se'])} vs {b['label']} "
+            f"{_pm(b['gap_mean'], b['gap_se'])} ({z:+.1f} SE): "
+            + {"better": "smaller ι lower", "worse": "larger ι lower"}.get(result, result)
+        )
     kinds = set(results)
     if not kinds:
         verdict = "CANNOT BE EVALUATED"
     elif len(kinds) > 1:
         verdict = "PARTLY"
     else:
-        verdict = {"better": "HOLDS", "worse": "FAILS", "no measurable difference": "NO MEASURABLE DIFFERENCE"}[kinds.pop()]
+        verdict = {"better": "HOLDS", "worse": "FAILS", "no measurable difference": "NO MEASURABLE DIFFERENCE"}[
+            kinds.pop()
+        ]
     return claim, verdict, lines
 
 
@@ -431,8 +480,12 @@ def _claim_d(stats: pd.DataFrame) -> tuple[str, str, list[str]] | None:
         rho = _spearman(here["eps"], gaps)
         falls = bool(gaps[0] > gaps[-1] and rho < 0)
         outcomes.append(falls)
-        lines.append(f"{_name(stats, method)}: " + ", ".join(f"{e:g}: {g:.4g}" for e, g in zip(here["eps"], gaps))
-                     + f"; Spearman ρ = {_fmt_rho(rho)}: " + ("falls" if falls else "does not fall"))
+        lines.append(
+            f"{_name(stats, method)}: "
+            + ", ".join(f"{e:g}: {g:.4g}" for e, g in zip(here["eps"], gaps))
+            + f"; Spearman ρ = {_fmt_rho(rho)}: "
+            + ("falls" if falls else "does not fall")
+        )
     return "(D) the final suboptimality falls as ε grows, for every method", _verdict(outcomes), lines
 
 
@@ -451,7 +504,9 @@ def _table(stats: pd.DataFrame) -> list[str]:
         here = stats[stats["eps"] == eps]
         for method in sorted(here["method"], key=_order):
             r = here[here["method"] == method].iloc[0]
-            lines.append(f"| {r['label']} | {r['runs']} | {_pm(r['gap_mean'], r['gap_se'])} | {_pm(r['acc_mean'], r['acc_se'])} |")
+            lines.append(
+                f"| {r['label']} | {r['runs']} | {_pm(r['gap_mean'], r['gap_se'])} | {_pm(r['acc_mean'], r['acc_se'])} |"
+            )
         lines.append("")
     return lines
 
@@ -463,10 +518,16 @@ def summary(jobs: Jobs) -> str:
     runs = method_runs(jobs)
     _one_setting(runs)
     stats = final_stats(runs)
-    lines = [f"# liu_dda Sec. 5: {_model_name(runs)} on {runs['dataset'].iloc[0]}", "",
-             (f"Cells: mean ± standard error over runs (folds × reps) of the final suboptimality F(x̄) − F*{_epochs(runs)} "
-              f"and of the test accuracy; n/a for a single run. \"Beats\" = better by more than {SE_MARGIN:g} "
-              "combined standard errors √(se₁² + se₂²)."), ""]
+    lines = [
+        f"# liu_dda Sec. 5: {_model_name(runs)} on {runs['dataset'].iloc[0]}",
+        "",
+        (
+            f"Cells: mean ± standard error over runs (folds × reps) of the final suboptimality F(x̄) − F*{_epochs(runs)} "
+            f'and of the test accuracy; n/a for a single run. "Beats" = better by more than {SE_MARGIN:g} '
+            "combined standard errors √(se₁² + se₂²)."
+        ),
+        "",
+    ]
     lines += _table(stats)
     lines += ["## Claims of liu_dda Sec. 5", ""]
     for claim, verdict, evidence in claims(stats):

@@ -15,8 +15,28 @@ from matplotlib import colormaps
 from matplotlib.colors import to_hex
 
 _TAB20 = [to_hex(c) for c in colormaps["tab20"].colors]
-(BLUE, LIGHT_BLUE, ORANGE, LIGHT_ORANGE, GREEN, LIGHT_GREEN, RED, LIGHT_RED, PURPLE, LIGHT_PURPLE,
- BROWN, LIGHT_BROWN, PINK, LIGHT_PINK, GREY, LIGHT_GREY, OLIVE, LIGHT_OLIVE, CYAN, LIGHT_CYAN) = _TAB20
+(
+    BLUE,
+    LIGHT_BLUE,
+    ORANGE,
+    LIGHT_ORANGE,
+    GREEN,
+    LIGHT_GREEN,
+    RED,
+    LIGHT_RED,
+    PURPLE,
+    LIGHT_PURPLE,
+    BROWN,
+    LIGHT_BROWN,
+    PINK,
+    LIGHT_PINK,
+    GREY,
+    LIGHT_GREY,
+    OLIVE,
+    LIGHT_OLIVE,
+    CYAN,
+    LIGHT_CYAN,
+) = _TAB20
 BLACK = "#000000"
 
 
@@ -82,4 +102,6 @@ def variant(algorithm: str, k: int) -> Style:
     base = style(algorithm)
     if k == 0:
         return base
-    return Style(base.colour, VARIANT_MARKERS[(k - 1) % len(VARIANT_MARKERS)], VARIANT_LINES[(k - 1) % len(VARIANT_LINES)])
+    return Style(
+        base.colour, VARIANT_MARKERS[(k - 1) % len(VARIANT_MARKERS)], VARIANT_LINES[(k - 1) % len(VARIANT_LINES)]
+    )

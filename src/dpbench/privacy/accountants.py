@@ -180,7 +180,9 @@ class RDPAccountant(Accountant):
                 check_positive("order", order - 1.0)
                 return np.where(np.asarray(orders) <= order, check_positive("rdp", rho), np.inf)
             case RepeatAndSelectEvent(trial=trial, mean=mean, shape=shape):
-                curve = sum((check_count("count", n) * self._curve(e, orders) for e, n in trial), np.zeros(np.shape(orders)))
+                curve = sum(
+                    (check_count("count", n) * self._curve(e, orders) for e, n in trial), np.zeros(np.shape(orders))
+                )
                 return rdp_repeat_and_select(orders, curve, mean, shape)
         raise self._unsupported(event)
 
@@ -223,9 +225,7 @@ class ZCDPAccountant(Accountant):
             case PoissonSampledEvent(sampling_rate=q, event=inner):
                 if check_rate(q) == 1.0:
                     return self._price(inner)
-                raise self._unsupported(
-                    event, ": zCDP has no privacy amplification by subsampling; use accountant=rdp"
-                )
+                raise self._unsupported(event, ": zCDP has no privacy amplification by subsampling; use accountant=rdp")
         raise self._unsupported(event)
 
     def zero(self) -> float:
@@ -316,5 +316,3 @@ def make_accountant(name: str, **options: Any) -> Accountant:
     if name not in _ACCOUNTANTS:
         raise ValueError(f"unknown accountant {name!r}; valid names are {sorted(_ACCOUNTANTS)}")
     return _ACCOUNTANTS[name](**options)
-
-

@@ -35,9 +35,7 @@ def clopper_pearson(successes: int, trials: int, confidence: float) -> tuple[flo
     return lo, hi
 
 
-def epsilon_lower_bound(
-    k1: int, n1: int, k0: int, n0: int, *, delta: float = 0.0, confidence: float = 0.99
-) -> float:
+def epsilon_lower_bound(k1: int, n1: int, k0: int, n0: int, *, delta: float = 0.0, confidence: float = 0.99) -> float:
     """A lower bound, holding with probability ≥ ``confidence``, on ln((p₁ − δ)/p₀).
 
     p₁ = P[M(D) ∈ S] is estimated by k1 hits in n1 runs on D and p₀ = P[M(D′) ∈ S] by k0 hits in n0

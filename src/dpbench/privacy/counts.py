@@ -72,8 +72,15 @@ def noisy_count(n, epsilon: float, rng: np.random.Generator, ledger):
     """max(1, round(n + Lap(1/ε))) by the Laplace mechanism (a count has sensitivity 1 under add/remove),
     charged to ``ledger``; ``n`` may be an array of counts (independent releases, one charge: the audit's
     vectorised runs)."""
-    noisy = laplace_mechanism(np.asarray(n, dtype=float), sensitivity=1.0, epsilon=epsilon, rng=rng, ledger=ledger,
-                              label="training_count", neighbouring="add_remove")
+    noisy = laplace_mechanism(
+        np.asarray(n, dtype=float),
+        sensitivity=1.0,
+        epsilon=epsilon,
+        rng=rng,
+        ledger=ledger,
+        label="training_count",
+        neighbouring="add_remove",
+    )
     return np.maximum(1, np.rint(noisy)).astype(np.int64)
 
 

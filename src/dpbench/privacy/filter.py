@@ -44,7 +44,9 @@ def fixed_filter_order(planned_step: PrivacyEvent, epsilon: float, delta: float,
     return eps_from_rdp(DEFAULT_ORDERS, k * accountant.cost(planned_step), delta, method="tight")[1]
 
 
-def filter_accountant(planned_step: PrivacyEvent | None, epsilon: float, delta: float, **accountant_options) -> RDPAccountant:
+def filter_accountant(
+    planned_step: PrivacyEvent | None, epsilon: float, delta: float, **accountant_options
+) -> RDPAccountant:
     """The RDP accountant of an adaptive run: the tight conversion at the one order
     :func:`fixed_filter_order` picks from ``planned_step``, or the union filter over
     :data:`~dpbench.privacy.rdp.FILTER_ORDERS` when the method announces no plan (None)."""
@@ -67,5 +69,7 @@ def stopping_rule(accountant: RDPAccountant | None, adaptive: bool) -> str:
     if accountant.conversion == "filter":
         return f"renyi_filter_union({accountant.orders.size} orders)"
     if accountant.orders.size != 1:
-        raise ValueError(f"an adaptive run priced by a post-hoc minimum over {accountant.orders.size} orders is not a proven filter")
+        raise ValueError(
+            f"an adaptive run priced by a post-hoc minimum over {accountant.orders.size} orders is not a proven filter"
+        )
     return f"renyi_filter(alpha={accountant.orders[0]:g})"

@@ -70,7 +70,9 @@ class Ledger:
     never one object per step; ``n_charges`` in :meth:`summary` still counts the calls.
     """
 
-    def __init__(self, epsilon: float, delta: float, accountant: Accountant | str, neighbouring: str = "add_remove") -> None:
+    def __init__(
+        self, epsilon: float, delta: float, accountant: Accountant | str, neighbouring: str = "add_remove"
+    ) -> None:
         self._epsilon = check_positive("epsilon", epsilon)
         self._delta = check_delta(delta)
         self._neighbouring = check_relation(neighbouring)

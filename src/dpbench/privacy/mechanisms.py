@@ -73,8 +73,16 @@ def _like(value: object, noisy: np.ndarray) -> float | np.ndarray:
 
 
 def laplace_mechanism(
-    value, *, sensitivity: float, epsilon: float, rng, ledger, sampling_rate: float = 1.0, label: str = "laplace",
-    failure_probability: float = 0.0, neighbouring: str | None = None,
+    value,
+    *,
+    sensitivity: float,
+    epsilon: float,
+    rng,
+    ledger,
+    sampling_rate: float = 1.0,
+    label: str = "laplace",
+    failure_probability: float = 0.0,
+    neighbouring: str | None = None,
 ) -> float | np.ndarray:
     """``value`` + Lap(Δ₁/ε) per coordinate, Δ₁ the L1 sensitivity: ε-DP (Dwork et al. 2006).
 
@@ -85,13 +93,23 @@ def laplace_mechanism(
     x = check_finite_array("value", value)
     sens, eps = check_positive("sensitivity", sensitivity), check_positive("epsilon", epsilon)
     check_generator(rng)
-    charge(ledger, _event(LaplaceEvent(1.0 / epsilon), epsilon, failure_probability), sampling_rate, label, neighbouring)
+    charge(
+        ledger, _event(LaplaceEvent(1.0 / epsilon), epsilon, failure_probability), sampling_rate, label, neighbouring
+    )
     return _like(value, current_sampler().laplace(rng, x, sensitivity=sens, epsilon=eps, coordinates=max(x.size, 1)))
 
 
 def subsampled_laplace_mechanism(
-    value, *, sensitivity: float, epsilon: float, sample_size: int, population: int, rng, ledger,
-    label: str = "laplace_without_replacement", neighbouring: str | None = None,
+    value,
+    *,
+    sensitivity: float,
+    epsilon: float,
+    sample_size: int,
+    population: int,
+    rng,
+    ledger,
+    label: str = "laplace_without_replacement",
+    neighbouring: str | None = None,
 ) -> float | np.ndarray:
     """``value`` + Lap(Δ₁/ε) per coordinate, ``value`` computed on ``sample_size`` = m of
     ``population`` = n records drawn without replacement, Δ₁ its L1 sensitivity under replace-one.
@@ -125,8 +143,13 @@ def gaussian_mechanism(
     Under the secure sampler: discrete Gaussian noise on a grid (CKS 2020), same event (samplers module).
     ``neighbouring`` (every mechanism here): the relation Δ was computed for; the ledger refuses another."""
     release = GaussianRelease(
-        sensitivity=sensitivity, noise_multiplier=noise_multiplier, rng=rng, ledger=ledger, sampling_rate=sampling_rate,
-        label=label, neighbouring=neighbouring,
+        sensitivity=sensitivity,
+        noise_multiplier=noise_multiplier,
+        rng=rng,
+        ledger=ledger,
+        sampling_rate=sampling_rate,
+        label=label,
+        neighbouring=neighbouring,
     )
     return _like(value, release(value))
 
@@ -138,8 +161,15 @@ class GaussianRelease:
     repeat a few integer operations) and only then adds N(0, (σΔ₂)²) per coordinate."""
 
     def __init__(
-        self, *, sensitivity: float, noise_multiplier: float, rng, ledger, sampling_rate: float = 1.0,
-        label: str = "gaussian", neighbouring: str | None = None,
+        self,
+        *,
+        sensitivity: float,
+        noise_multiplier: float,
+        rng,
+        ledger,
+        sampling_rate: float = 1.0,
+        label: str = "gaussian",
+        neighbouring: str | None = None,
     ) -> None:
         self._sensitivity = check_positive("sensitivity", sensitivity)
         self._sigma = check_positive("noise_multiplier", noise_multiplier)

@@ -92,7 +92,9 @@ def read_key(path: Path) -> bytes:
             "(rerun with force=true for new noise, or privacy.noise_key=seed for development)"
         ) from None
     if len(key) != _KEY_BYTES:
-        raise DataError(f"{path}: a noise key holds {_KEY_BYTES} bytes, this file holds {len(key)} (corrupt or not a key)")
+        raise DataError(
+            f"{path}: a noise key holds {_KEY_BYTES} bytes, this file holds {len(key)} (corrupt or not a key)"
+        )
     if mode & 0o077:
         raise DataError(f"{path}: the secret noise key is readable by others (mode {mode:o}); chmod 600 it")
     return key

@@ -51,8 +51,16 @@ def noisy_min_exponential_subtracted(
 
 
 def subsampled_laplace_std_as_scale(
-    value, *, sensitivity: float, epsilon: float, sample_size: int, population: int, rng, ledger,
-    label: str = "laplace_std_as_scale", neighbouring: str | None = None,
+    value,
+    *,
+    sensitivity: float,
+    epsilon: float,
+    sample_size: int,
+    population: int,
+    rng,
+    ledger,
+    label: str = "laplace_std_as_scale",
+    neighbouring: str | None = None,
 ) -> np.ndarray:
     """``value`` + Lap(b/√2) per coordinate with b = Δ₁/ε: kuru_acc's public code
     (sibirbil/DPAccGradMethods, ``laprnd.m``: ``laprnd(d, 1, b)`` takes b as the *standard deviation*
@@ -112,7 +120,9 @@ def moments_accountant_steps(sampling_rate: float, noise_multiplier: float, epsi
     per_step = moments_accountant_epsilon(sampling_rate, noise_multiplier, 1, delta) - moments_accountant_epsilon(
         sampling_rate, noise_multiplier, 0, delta
     )
-    steps = max(0, math.floor((epsilon - moments_accountant_epsilon(sampling_rate, noise_multiplier, 0, delta)) / per_step))
+    steps = max(
+        0, math.floor((epsilon - moments_accountant_epsilon(sampling_rate, noise_multiplier, 0, delta)) / per_step)
+    )
     while steps > 0 and moments_accountant_epsilon(sampling_rate, noise_multiplier, steps, delta) > epsilon:
         steps -= 1
     while moments_accountant_epsilon(sampling_rate, noise_multiplier, steps + 1, delta) <= epsilon:
@@ -121,7 +131,14 @@ def moments_accountant_steps(sampling_rate: float, noise_multiplier: float, epsi
 
 
 def gaussian_fixed_batch_priced_as_poisson(
-    value, *, sensitivity: float, noise_multiplier: float, batch_size: int, population: int, rng, ledger,
+    value,
+    *,
+    sensitivity: float,
+    noise_multiplier: float,
+    batch_size: int,
+    population: int,
+    rng,
+    ledger,
     label: str = "gaussian_fixed_batch_priced_as_poisson",
 ) -> np.ndarray:
     """``value`` (a clipped-gradient sum over a batch of exactly ``batch_size`` of the ``population``
@@ -152,8 +169,18 @@ def gaussian_fixed_batch_priced_as_poisson(
 
 # --------------------------------------------------------------------- chen_lee's OutPert-GD (issue 22)
 def output_perturbation_assumed_lipschitz(
-    w, *, n: int, iterations: int, step: float, lipschitz: float, epsilon: float, delta: float, rng, ledger,
-    label: str = "outpert_assumed_lipschitz", neighbouring: str | None = None,
+    w,
+    *,
+    n: int,
+    iterations: int,
+    step: float,
+    lipschitz: float,
+    epsilon: float,
+    delta: float,
+    rng,
+    ledger,
+    label: str = "outpert_assumed_lipschitz",
+    neighbouring: str | None = None,
 ) -> tuple[np.ndarray, float, float]:
     """(w + N(0, (σΔ)²I), Δ, σ) with Δ = 3LTη/n and σ = √(2 ln(2/δ))/ε: DP-AGD's public OutPert-GD
     (ppmlguy/DP-AGD, ``algo/outpert.py``: ``sens = (3.0 * L * T * step_size) / n``, ``sigma =
@@ -172,6 +199,12 @@ def output_perturbation_assumed_lipschitz(
     sensitivity *= check_positive("step", step) / check_count("n", n)
     sigma = math.sqrt(2.0 * math.log(2.0 / check_positive("delta", delta))) / check_positive("epsilon", epsilon)
     noisy = gaussian_mechanism(
-        x, sensitivity=sensitivity, noise_multiplier=sigma, rng=rng, ledger=ledger, label=label, neighbouring=neighbouring
+        x,
+        sensitivity=sensitivity,
+        noise_multiplier=sigma,
+        rng=rng,
+        ledger=ledger,
+        label=label,
+        neighbouring=neighbouring,
     )
     return noisy, sensitivity, sigma

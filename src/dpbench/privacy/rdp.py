@@ -26,7 +26,9 @@ DEFAULT_ORDERS: np.ndarray = np.arange(2, 513, dtype=np.float64)
 """The integer orders 2..512 (chen_lee Sec. 4.3 suggests "integers between 2 and 500")."""
 DEFAULT_ORDERS.setflags(write=False)
 
-FILTER_ORDERS: np.ndarray = np.array([2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 96, 128, 192, 256], dtype=np.float64)
+FILTER_ORDERS: np.ndarray = np.array(
+    [2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 96, 128, 192, 256], dtype=np.float64
+)
 """The orders of the ``filter`` conversion, fixed before any run (its price grows with log |Λ|, so a
 coarse grid: 19 integer orders, each within a factor 1.5 of the next above 2)."""
 FILTER_ORDERS.setflags(write=False)
@@ -40,6 +42,7 @@ def orders_for(conversion: str) -> np.ndarray:
     if conversion not in CONVERSIONS:
         raise ValueError(f"conversion must be one of {', '.join(CONVERSIONS)}, got {conversion!r}")
     return FILTER_ORDERS if conversion == "filter" else DEFAULT_ORDERS
+
 
 RdpCurve = Callable[[np.ndarray], np.ndarray]
 

@@ -267,8 +267,10 @@ def _shift(sensitivity: float, g: float, coordinates: int) -> int:
 def _ceil_ratio(numerator, epsilon: float, largest: int, what: str) -> int:
     scale = math.ceil(Fraction(numerator) / Fraction(epsilon))
     if scale > largest:
-        raise ValueError(f"the secure sampler cannot calibrate {what}: its noise would be {scale} grid units, "
-                         f"above 2^{largest.bit_length() - 1}")
+        raise ValueError(
+            f"the secure sampler cannot calibrate {what}: its noise would be {scale} grid units, "
+            f"above 2^{largest.bit_length() - 1}"
+        )
     return scale
 
 
@@ -285,8 +287,10 @@ def _gaussian_scale(variance: Fraction) -> tuple[int, int]:
     t = math.isqrt(math.floor(variance)) + 1
     c = math.ceil(variance / t)
     if t > _MAX_GAUSSIAN_SCALE or c > _MAX_GAUSSIAN_SCALE:
-        raise ValueError(f"the secure sampler cannot calibrate Gaussian noise of {math.sqrt(variance):.4g} grid units "
-                         f"(at most 2^30): the sensitivity is too small for the number of coordinates")
+        raise ValueError(
+            f"the secure sampler cannot calibrate Gaussian noise of {math.sqrt(variance):.4g} grid units "
+            f"(at most 2^30): the sensitivity is too small for the number of coordinates"
+        )
     return t, c
 
 
@@ -336,7 +340,9 @@ class NumpySampler:
         """x + Lap(Δ₁/ε) per entry."""
         return x + rng.laplace(0.0, sensitivity / epsilon, size=x.shape)
 
-    def gaussian(self, rng, x: np.ndarray, *, sensitivity: float, noise_multiplier: float, coordinates: int) -> np.ndarray:
+    def gaussian(
+        self, rng, x: np.ndarray, *, sensitivity: float, noise_multiplier: float, coordinates: int
+    ) -> np.ndarray:
         """x + N(0, (σΔ₂)²) per entry."""
         return x + rng.normal(0.0, sensitivity * noise_multiplier, size=x.shape)
 
@@ -370,7 +376,9 @@ class SecureSampler:
         noise = discrete_laplace(rng, scale, x.size).reshape(x.shape)
         return (_to_units(x, g) + noise).astype(np.float64) * g
 
-    def gaussian(self, rng, x: np.ndarray, *, sensitivity: float, noise_multiplier: float, coordinates: int) -> np.ndarray:
+    def gaussian(
+        self, rng, x: np.ndarray, *, sensitivity: float, noise_multiplier: float, coordinates: int
+    ) -> np.ndarray:
         """g·(rint(x/g) + Z), Z i.i.d. discrete Gaussian of variance t·c (``_gaussian_params``)."""
         if x.size == 0:
             return x.copy()
@@ -448,5 +456,7 @@ def require_numpy_sampler(mechanism: str) -> None:
     have no secure implementation (they must not silently draw floating-point noise)."""
     active = current_sampler().name
     if active != "numpy":
-        raise UnsupportedSampler(f"{mechanism} has no {active!r} implementation: privacy.sampler={active} is not "
-                                 f"available for it (use privacy.sampler=numpy)")
+        raise UnsupportedSampler(
+            f"{mechanism} has no {active!r} implementation: privacy.sampler={active} is not "
+            f"available for it (use privacy.sampler=numpy)"
+        )

@@ -42,9 +42,19 @@ def _event_key(event: PrivacyEvent) -> str:
 _EVENT_TYPES: dict[str, type[PrivacyEvent]] = {
     cls.__name__: cls
     for cls in (
-        GaussianEvent, LaplaceEvent, PureDPEvent, ZCDPEvent, LaplaceAboveThresholdEvent, GaussianAboveThresholdEvent,
-        PoissonSampledEvent, SampledWithoutReplacementEvent, NonPrivateEvent, ComposedEvent, ApproxDPEvent,
-        RepeatAndSelectEvent, RenyiBoundEvent,
+        GaussianEvent,
+        LaplaceEvent,
+        PureDPEvent,
+        ZCDPEvent,
+        LaplaceAboveThresholdEvent,
+        GaussianAboveThresholdEvent,
+        PoissonSampledEvent,
+        SampledWithoutReplacementEvent,
+        NonPrivateEvent,
+        ComposedEvent,
+        ApproxDPEvent,
+        RepeatAndSelectEvent,
+        RenyiBoundEvent,
     )
 }
 
@@ -100,5 +110,3 @@ def events_from_summary(summary: Mapping[str, Any]) -> list[tuple[PrivacyEvent, 
     if "events" not in summary:
         raise ValueError("this ledger summary has no 'events' (written by an older dpbench); ε cannot be recomputed")
     return [(event_from_json(item["event"]), check_count("count", item["count"])) for item in summary["events"]]
-
-

@@ -115,7 +115,12 @@ def training_strength(rdp: float, order: float, accountant: str) -> float:
 
 
 def plan_trials(
-    epsilon: float, delta: float, mean: float, shape: float, score_share: float, accountant: str = "rdp",
+    epsilon: float,
+    delta: float,
+    mean: float,
+    shape: float,
+    score_share: float,
+    accountant: str = "rdp",
     orders: np.ndarray = PLAN_ORDERS,
 ) -> TrialBudget:
     """The per-trial budget of tuning at total (``epsilon``, ``delta``): for each order α ∈ ``orders``
@@ -127,7 +132,11 @@ def plan_trials(
     if not 0.0 < score_share < 1.0:
         raise ValueError(f"the score's share of a trial's budget must be in (0, 1), got {score_share!r}")
     budgets = [(_largest_rdp(float(a), epsilon, delta, mean, shape), float(a)) for a in orders]
-    feasible = [(training_strength((1.0 - score_share) * rdp, order, accountant), rdp, order) for rdp, order in budgets if rdp > 0]
+    feasible = [
+        (training_strength((1.0 - score_share) * rdp, order, accountant), rdp, order)
+        for rdp, order in budgets
+        if rdp > 0
+    ]
     if not feasible:
         raise ValueError(
             f"eps = {epsilon:g}, delta = {delta:g} cannot pay repeat-and-select with E[K] = {mean:g}: the selection "
@@ -155,7 +164,9 @@ def training_ledger(budget: TrialBudget, accountant: str, options: dict, neighbo
             f"{', '.join(TUNABLE_ACCOUNTANTS)}"
         )
     if not epsilon > 0.0:
-        raise ValueError(f"a trial's training budget (alpha = {order:g}, rho = {rho:.3g}) converts to eps = 0; raise privacy.eps")
+        raise ValueError(
+            f"a trial's training budget (alpha = {order:g}, rho = {rho:.3g}) converts to eps = 0; raise privacy.eps"
+        )
     return Ledger(epsilon, budget.delta, pricer, neighbouring=neighbouring)
 
 

@@ -74,8 +74,16 @@ class GLMProblem:
     """
 
     def __init__(
-        self, X, y: np.ndarray, loss, reg: float, l1_reg: float = 0.0, public_row_norm: float | None = None,
-        public_feature_bound: float | None = None, public_row_l1_norm: float | None = None, public_n: int | None = None,
+        self,
+        X,
+        y: np.ndarray,
+        loss,
+        reg: float,
+        l1_reg: float = 0.0,
+        public_row_norm: float | None = None,
+        public_feature_bound: float | None = None,
+        public_row_l1_norm: float | None = None,
+        public_n: int | None = None,
     ) -> None:
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
@@ -86,7 +94,8 @@ class GLMProblem:
         if not (np.isfinite(l1_reg) and l1_reg >= 0):
             raise ValueError(f"ℓ1 regulariser φ must be finite and ≥ 0, got {l1_reg}")
         for key, bound in (
-            ("public_row_norm", public_row_norm), ("public_feature_bound", public_feature_bound),
+            ("public_row_norm", public_row_norm),
+            ("public_feature_bound", public_feature_bound),
             ("public_row_l1_norm", public_row_l1_norm),
         ):
             if bound is not None and not (np.isfinite(bound) and bound > 0):
@@ -102,7 +111,9 @@ class GLMProblem:
         self.public_feature_bound = min(bounds) if bounds else None
         self.public_row_l1_norm = None if public_row_l1_norm is None else float(public_row_l1_norm)
         self.n, self.dim = X.shape
-        if public_n is not None and (isinstance(public_n, bool) or not isinstance(public_n, (int, np.integer)) or public_n < 1):
+        if public_n is not None and (
+            isinstance(public_n, bool) or not isinstance(public_n, (int, np.integer)) or public_n < 1
+        ):
             raise ValueError(f"public_n must be None or an integer ≥ 1, got {public_n!r}")
         self.n_public = self.n if public_n is None else int(public_n)
         self.row_norms = row_norms(self.X)
@@ -136,7 +147,9 @@ class GLMProblem:
         apply and never needs a look at the data; when the public bounds already guarantee it, the
         problem itself is returned. The restricted problem shares :attr:`counts` with this one."""
         rows = row_norm is not None and (self.public_row_norm is None or self.public_row_norm > row_norm)
-        entries = feature_bound is not None and (self.public_feature_bound is None or self.public_feature_bound > feature_bound)
+        entries = feature_bound is not None and (
+            self.public_feature_bound is None or self.public_feature_bound > feature_bound
+        )
         if not (rows or entries):
             return self
         X = self.X.tocsr(copy=True) if sp.issparse(self.X) else np.array(self.X, order="C")
@@ -151,7 +164,11 @@ class GLMProblem:
             else:
                 X *= factor[:, None]
         restricted = GLMProblem(
-            X, self.y, self.loss, self.reg, self.l1_reg,
+            X,
+            self.y,
+            self.loss,
+            self.reg,
+            self.l1_reg,
             public_row_norm=row_norm if rows else self.public_row_norm,
             public_feature_bound=feature_bound if entries else self.public_feature_bound,
             public_row_l1_norm=self.public_row_l1_norm,  # clipping only shrinks entries
@@ -315,14 +332,29 @@ class GLMProblem:
 
 
 def make_problem(
-    X, y, *, loss: str, reg: float, l1_reg: float = 0.0, public_row_norm: float | None = None,
-    public_feature_bound: float | None = None, public_row_l1_norm: float | None = None, public_n: int | None = None,
+    X,
+    y,
+    *,
+    loss: str,
+    reg: float,
+    l1_reg: float = 0.0,
+    public_row_norm: float | None = None,
+    public_feature_bound: float | None = None,
+    public_row_l1_norm: float | None = None,
+    public_n: int | None = None,
     **loss_params: float,
 ) -> GLMProblem:
     """Build a :class:`GLMProblem` from a loss name (``logistic``, ``hinge``, ``huber_hinge``)."""
     return GLMProblem(
-        X, y, make_loss(loss, **loss_params), reg, l1_reg=l1_reg, public_row_norm=public_row_norm,
-        public_feature_bound=public_feature_bound, public_row_l1_norm=public_row_l1_norm, public_n=public_n,
+        X,
+        y,
+        make_loss(loss, **loss_params),
+        reg,
+        l1_reg=l1_reg,
+        public_row_norm=public_row_norm,
+        public_feature_bound=public_feature_bound,
+        public_row_l1_norm=public_row_l1_norm,
+        public_n=public_n,
     )
 
 

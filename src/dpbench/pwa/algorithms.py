@@ -51,18 +51,22 @@ __all__ = ["LAPLACE_SOLUTION_PAPER", "PWA_METHODS", "SUBGRADIENT_PAPER", "PWAAlg
 
 LAPLACE_SOLUTION_PAPER = FidelityMode(
     changes=(
-        ("noise w_S ∝ exp(−ε‖w_S‖₂/(√d·Δ)), scale √d·Δ/ε (Sec. 4.2, the scale Thm 17's bound G·d^{3/2}·Δ/ε is "
-         "computed with), where Thm 9 needs only Δ/ε for the L2 sensitivity Δ: √d times the noise, "
-         "(ε/√d)-DP, charged ε"),
+        (
+            "noise w_S ∝ exp(−ε‖w_S‖₂/(√d·Δ)), scale √d·Δ/ε (Sec. 4.2, the scale Thm 17's bound G·d^{3/2}·Δ/ε is "
+            "computed with), where Thm 9 needs only Δ/ε for the L2 sensitivity Δ: √d times the noise, "
+            "(ε/√d)-DP, charged ε"
+        ),
     ),
 )
 """han_pwa Sec. 4.2 as printed: over-noised, still ε-DP."""
 
 SUBGRADIENT_PAPER = FidelityMode(
     changes=(
-        ("Alg. 1 step 2 as printed, P(i* = i) ∝ exp(−ε_k·u_sub(i; x)/(2b_max)): favours the lowest piece, where "
-         "the subgradient is the active (largest) one (eq. 12) and γ and bound (13) are measured from the maximum; "
-         "ε_k-DP all the same (−u_sub has sensitivity b_max, Thm 10)"),
+        (
+            "Alg. 1 step 2 as printed, P(i* = i) ∝ exp(−ε_k·u_sub(i; x)/(2b_max)): favours the lowest piece, where "
+            "the subgradient is the active (largest) one (eq. 12) and γ and bound (13) are measured from the maximum; "
+            "ε_k-DP all the same (−u_sub has sensitivity b_max, Thm 10)"
+        ),
     ),
 )
 """han_pwa Alg. 1 with its printed minus sign: a different selection law, still ε-DP."""
@@ -124,7 +128,12 @@ class PWALaplaceSolution(PWAAlgorithm):
 
     def release(self, problem, *, epsilon, runs, rng, ledger):
         return laplace_solution(
-            problem, epsilon=epsilon, runs=runs, rng=rng, ledger=ledger, project=self.project,
+            problem,
+            epsilon=epsilon,
+            runs=runs,
+            rng=rng,
+            ledger=ledger,
+            project=self.project,
             paper_scale=self.fidelity == "paper",
         )
 
@@ -156,8 +165,16 @@ class PWAExponential(PWAAlgorithm):
 
     def release(self, problem, *, epsilon, runs, rng, ledger):
         return exponential_mcmc(
-            problem, epsilon=epsilon, runs=runs, rng=rng, ledger=ledger, eta=self.eta, n_steps=self.n_steps,
-            proposal=self.proposal, start=self.start, accounting=self.accounting,
+            problem,
+            epsilon=epsilon,
+            runs=runs,
+            rng=rng,
+            ledger=ledger,
+            eta=self.eta,
+            n_steps=self.n_steps,
+            proposal=self.proposal,
+            start=self.start,
+            accounting=self.accounting,
         )
 
 
@@ -203,8 +220,16 @@ class PWASubgradient(_SubgradientMethod):
 
     def release(self, problem, *, epsilon, runs, rng, ledger):
         return private_subgradient(
-            problem, epsilon=epsilon, runs=runs, rng=rng, ledger=ledger, iterations=self.iterations,
-            step_rule=self.step_rule, step_scale=self.step_scale, project=self.project, output=self.output,
+            problem,
+            epsilon=epsilon,
+            runs=runs,
+            rng=rng,
+            ledger=ledger,
+            iterations=self.iterations,
+            step_rule=self.step_rule,
+            step_scale=self.step_scale,
+            project=self.project,
+            output=self.output,
             selection="printed" if self.fidelity == "paper" else "active",
         )
 
@@ -220,8 +245,13 @@ class PWASubgradientNonPrivate(_SubgradientMethod):
 
     def release(self, problem, *, epsilon, runs, rng, ledger):
         return subgradient(
-            problem, iterations=self.iterations, step_rule=self.step_rule, step_scale=self.step_scale,
-            project=self.project, output=self.output, runs=runs,
+            problem,
+            iterations=self.iterations,
+            step_rule=self.step_rule,
+            step_scale=self.step_scale,
+            project=self.project,
+            output=self.output,
+            runs=runs,
         )
 
 

@@ -89,8 +89,19 @@ def run_pwa(cfg: RunConfig) -> JobOutput:
         inside = np.all(np.abs(release.x) <= problem.c, axis=1)
         for i in range(runs):
             rows.append(
-                _row(cfg, fixed, problem, fstar, first + i, float(values[i]), bool(inside[i]), release, eps_spent,
-                     delta_spent, wall)
+                _row(
+                    cfg,
+                    fixed,
+                    problem,
+                    fstar,
+                    first + i,
+                    float(values[i]),
+                    bool(inside[i]),
+                    release,
+                    eps_spent,
+                    delta_spent,
+                    wall,
+                )
             )
         ledgers.append({"block": block, "runs": runs, **(ledger.summary() if ledger else {"accountant": "none"})})
         release_info = _public_info(release)
@@ -98,8 +109,16 @@ def run_pwa(cfg: RunConfig) -> JobOutput:
         bar.set_postfix(f=f"{np.mean(values):.3g}", eps=f"{eps_spent:.3g}")
     bar.close()
 
-    info = {"name": cfg.dataset, "checksum": checksum, "m": problem.m, "d": problem.d, "c": problem.c,
-            "b_max": problem.b_max, "fstar": fstar, "release": release_info}
+    info = {
+        "name": cfg.dataset,
+        "checksum": checksum,
+        "m": problem.m,
+        "d": problem.d,
+        "c": problem.c,
+        "b_max": problem.b_max,
+        "fstar": fstar,
+        "release": release_info,
+    }
     return JobOutput(pd.DataFrame(rows), empty_trace(cfg), info, ledgers)
 
 
@@ -108,7 +127,9 @@ def _ledger(cfg: RunConfig) -> Ledger | None:
     if not cls.private:
         return None
     algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
-    eps, delta, relation, _ = run_budget(algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring)  # native only
+    eps, delta, relation, _ = run_budget(
+        algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring
+    )  # native only
     return Ledger(eps, delta, make_accountant(cls.accountant), neighbouring=relation)
 
 
@@ -138,12 +159,27 @@ def _guarantee(release: Release, private: bool) -> str:
 
 def _public_info(release: Release) -> dict[str, Any]:
     """The release's scalar public settings for run.json (no arrays, no data-dependent diagnostics)."""
-    info = {k: v for k, v in release.info.items() if not k.startswith("diagnostic_") and isinstance(v, (bool, int, float, str))}
+    info = {
+        k: v
+        for k, v in release.info.items()
+        if not k.startswith("diagnostic_") and isinstance(v, (bool, int, float, str))
+    }
     return {"exact": release.exact, "event": repr(release.event), "count": release.count, **info}
 
 
-def _row(cfg: RunConfig, fixed: tuple[dict, dict], problem: PWAProblem, fstar: float, rep: int, value: float,
-         inside: bool, release: Release, eps_spent: float, delta_spent: float, wall: float) -> dict[str, Any]:
+def _row(
+    cfg: RunConfig,
+    fixed: tuple[dict, dict],
+    problem: PWAProblem,
+    fstar: float,
+    rep: int,
+    value: float,
+    inside: bool,
+    release: Release,
+    eps_spent: float,
+    delta_spent: float,
+    wall: float,
+) -> dict[str, Any]:
     identity, provenance = fixed
     return {
         **identity,

@@ -159,7 +159,9 @@ def _common(problem, epsilon, runs, rng, ledger) -> tuple[PWAProblem, float, int
 
 
 # --------------------------------------------------------------------------------- Thm 16
-def laplace_data(problem: PWAProblem, *, epsilon: float, runs: int, rng: np.random.Generator, ledger: LedgerLike) -> Release:
+def laplace_data(
+    problem: PWAProblem, *, epsilon: float, runs: int, rng: np.random.Generator, ledger: LedgerLike
+) -> Release:
     """The Laplace mechanism on the problem data (han_pwa Sec. 4.1, Thm 16), R runs.
 
     Releases b̃ = b + w_P with density(w_P) ∝ exp(−ε‖w_P‖₂/(√m·b_max)): the L2 sensitivity of the
@@ -174,7 +176,9 @@ def laplace_data(problem: PWAProblem, *, epsilon: float, runs: int, rng: np.rand
     _charge(ledgers, event, 1, "pwa.laplace_data")
     noisy_b = problem.b + sample_vector_laplace(problem.m, scale, rng, size=runs)
     x, _ = solve_lp_batch(problem.A, noisy_b, problem.c)
-    return Release(x=x, event=event, count=1, info={"noise_scale": scale, "sensitivity": math.sqrt(problem.m) * problem.b_max})
+    return Release(
+        x=x, event=event, count=1, info={"noise_scale": scale, "sensitivity": math.sqrt(problem.m) * problem.b_max}
+    )
 
 
 # --------------------------------------------------------------------------------- Sec. 4.2, Thm 17
@@ -211,8 +215,15 @@ def laplace_solution(
     if project:
         x = problem.project(x)
     return Release(
-        x=x, event=event, count=1,
-        info={"noise_scale": scale, "sensitivity": sensitivity, "paper_scale": bool(paper_scale), "project": bool(project)},
+        x=x,
+        event=event,
+        count=1,
+        info={
+            "noise_scale": scale,
+            "sensitivity": sensitivity,
+            "paper_scale": bool(paper_scale),
+            "project": bool(project),
+        },
     )
 
 
@@ -290,7 +301,10 @@ def exponential_mcmc(
     x0 = np.zeros((runs, problem.d)) if start == "center" else rng.uniform(-c, c, size=(runs, problem.d))
     result = metropolis_box(log_density, x0, half_width=c, proposal_std=sigma, n_steps=n_steps, rng=rng)
     return Release(
-        x=result.x, event=event, count=1, exact=False,
+        x=result.x,
+        event=event,
+        count=1,
+        exact=False,
         info={
             "proposal_std": sigma,
             "n_steps": n_steps,
@@ -333,7 +347,9 @@ def _log_weights(U: np.ndarray, epsilon: float, b_max: float, selection: str) ->
         return factor * (U - U.max(axis=1, keepdims=True))
 
 
-def subgradient_index_probabilities(utilities, *, epsilon: float, b_max: float, selection: str = "active") -> np.ndarray:
+def subgradient_index_probabilities(
+    utilities, *, epsilon: float, b_max: float, selection: str = "active"
+) -> np.ndarray:
     """P(i* = i) for every row of ``utilities`` (R × m) = u_sub(·; x) = a_iᵀx + b_i (Alg. 1, score
     sensitivity b_max), computed stably; (R, m) output.
 
@@ -381,7 +397,9 @@ def step_sizes(problem: PWAProblem, iterations: int, rule: str = "constant", sca
     return base / np.sqrt(np.arange(1, k + 1))
 
 
-def _subgradient_run(problem: PWAProblem, select, alphas: np.ndarray, runs: int, project: bool, output: str, keep_path: bool):
+def _subgradient_run(
+    problem: PWAProblem, select, alphas: np.ndarray, runs: int, project: bool, output: str, keep_path: bool
+):
     """Alg. 2 for ``runs`` trajectories at once from x(1) = 0 (the box centre): x(i+1) = Π_P(x(i) − α_i a_{s(i)}),
     s the row-wise index choice ``select(U)`` on the utilities U = X·Aᵀ + b."""
     A, b = problem.A, problem.b
@@ -463,7 +481,11 @@ def private_subgradient(
 
     x, path = _subgradient_run(problem, select, alphas, runs, bool(project), output, keep_path)
     info: dict[str, Any] = {
-        "iterations": k, "eps_per_step": eps_step, "step_sizes": alphas, "output": output, "selection": selection
+        "iterations": k,
+        "eps_per_step": eps_step,
+        "step_sizes": alphas,
+        "output": output,
+        "selection": selection,
     }
     if keep_path:
         info["path"] = path

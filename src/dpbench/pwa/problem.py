@@ -135,9 +135,7 @@ def solve_lp_batch(A: np.ndarray, B: np.ndarray, c: float) -> tuple[np.ndarray, 
         rows = B[start : start + chunk]
         k = rows.shape[0]
         big = sp.kron(sp.identity(k, format="csr"), sp.csr_matrix(block), format="csr")
-        result = linprog(
-            np.tile(cost, k), A_ub=big, b_ub=-rows.ravel(), bounds=np.tile(bounds, (k, 1)), method="highs"
-        )
+        result = linprog(np.tile(cost, k), A_ub=big, b_ub=-rows.ravel(), bounds=np.tile(bounds, (k, 1)), method="highs")
         _check_solved(result, f"the block LP of runs {start}..{start + k - 1}")
         X[start : start + k] = result.x.reshape(k, d + 1)[:, :d]
     X = project_box(X, c)
@@ -228,5 +226,7 @@ def make_problem(
     a_std, b_std = check_positive("a_std", a_std), check_positive("b_std", b_std)
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
-    rows = np.array([np.random.default_rng(s).standard_normal(d + 1) for s in np.random.SeedSequence(int(seed)).spawn(m)])
+    rows = np.array(
+        [np.random.default_rng(s).standard_normal(d + 1) for s in np.random.SeedSequence(int(seed)).spawn(m)]
+    )
     return PWAProblem(A=a_std * rows[:, :d], b=b_std * rows[:, d], c=c, b_max=b_max)

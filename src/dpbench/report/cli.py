@@ -20,12 +20,19 @@ from dpbench.errors import DpbenchError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dpbench-report", description="Write one self-contained HTML report for sweeps.")
+    parser = argparse.ArgumentParser(
+        prog="dpbench-report", description="Write one self-contained HTML report for sweeps."
+    )
     parser.add_argument("sweeps", nargs="+", type=Path, help="sweep directories (or job directories)")
-    parser.add_argument("--out", type=Path, default=Path("report.html"), help="the HTML file to write (default: report.html)")
-    parser.add_argument("--audit", type=Path, default=None, help="a dpbench-audit --out parquet file to show with the ledgers")
     parser.add_argument(
-        "--publishable", action="store_true",
+        "--out", type=Path, default=Path("report.html"), help="the HTML file to write (default: report.html)"
+    )
+    parser.add_argument(
+        "--audit", type=Path, default=None, help="a dpbench-audit --out parquet file to show with the ledgers"
+    )
+    parser.add_argument(
+        "--publishable",
+        action="store_true",
         help="show only what dpbench-publish would publish: rows whose guarantee holds, their public and release columns "
         "(no test accuracy, objective, timing or figure)",
     )

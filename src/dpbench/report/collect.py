@@ -94,7 +94,11 @@ class SweepSummary:
 
 
 def summarise(
-    sweep_dir: Path, audit: pd.DataFrame | None = None, progress=None, figures: bool = True, status_of: Path | None = None
+    sweep_dir: Path,
+    audit: pd.DataFrame | None = None,
+    progress=None,
+    figures: bool = True,
+    status_of: Path | None = None,
 ) -> SweepSummary:
     """Gather ``sweep_dir`` (a sweep directory, or one job's) for the report; ``figures=False`` draws
     none and ``status_of`` names the sweep whose jobs' status to show (the publishable view of a sweep
@@ -113,9 +117,15 @@ def summarise(
     return SweepSummary(
         path=sweep_dir,
         experiments=experiments,
-        status_line=report.summary() if report else f"one job directory, {results['job_dir'].nunique()} results file(s)",
-        failed=[(" ".join(job.overrides), job.error or "") for job in report.jobs if job.status == "failed"] if report else [],
-        unfinished=[(" ".join(j.overrides), j.status) for j in report.jobs if j.status in ("incomplete", "missing")] if report else [],
+        status_line=report.summary()
+        if report
+        else f"one job directory, {results['job_dir'].nunique()} results file(s)",
+        failed=[(" ".join(job.overrides), job.error or "") for job in report.jobs if job.status == "failed"]
+        if report
+        else [],
+        unfinished=[(" ".join(j.overrides), j.status) for j in report.jobs if j.status in ("incomplete", "missing")]
+        if report
+        else [],
         stale=[(" ".join(j.overrides), j.note or "") for j in report.jobs if j.status == "stale"] if report else [],
         results=results,
         figures=figures_for(sweep_dir, results, experiments, progress) if figures else [],
@@ -177,7 +187,9 @@ def claims_in(markdown: str) -> list[Claim]:
     for line in markdown.splitlines():
         stated, quoted = CLAIM_LINE.match(line.strip()), QUOTED_CLAIM.match(line.strip())
         if stated or quoted:
-            current = Claim(stated["claim"], stated["verdict"], []) if stated else Claim(quoted["claim"], "NO VERDICT", [])
+            current = (
+                Claim(stated["claim"], stated["verdict"], []) if stated else Claim(quoted["claim"], "NO VERDICT", [])
+            )
             claims.append(current)
         elif line.startswith("#"):
             current = None
@@ -223,7 +235,9 @@ def _distinct(values) -> list:
     return sorted({v for v in values if v is not None and not (isinstance(v, float) and pd.isna(v))}, key=str)
 
 
-def method_ledgers(results: pd.DataFrame, runs: dict[str, dict[str, Any]], audit: pd.DataFrame | None) -> list[MethodLedger]:
+def method_ledgers(
+    results: pd.DataFrame, runs: dict[str, dict[str, Any]], audit: pd.DataFrame | None
+) -> list[MethodLedger]:
     """One ledger summary per method: accountant, relation, budgets, the largest ε spent (and
     whether every run stayed within its budget), the releases one run charged, the audit verdicts
     of the targets that cover its releases and what they leave unaudited."""
@@ -232,24 +246,26 @@ def method_ledgers(results: pd.DataFrame, runs: dict[str, dict[str, Any]], audit
         private = bool(rows["private"].iloc[0]) if "private" in rows else True
         spent = rows["eps_spent"].astype(float)
         within = bool((spent <= rows["eps"].astype(float)).all()) if private else True
-        ledgers.append(MethodLedger(
-            algorithm=str(algorithm),
-            paper=str(rows["paper"].iloc[0]) if "paper" in rows else "",
-            private=private,
-            accountants=_distinct(rows.get("accountant", [])),
-            neighbouring=_distinct(rows.get("neighbouring", [])),
-            privacy_units=_distinct(rows.get("privacy_unit", [])),
-            conversions=_distinct(rows.get("conversion", [])),
-            stopping_rules=_distinct(rows.get("stopping_rule", [])),
-            budgets=sorted({float(e) for e in rows["eps"]}),
-            eps_spent_max=float(spent.max()) if private else float("nan"),
-            spent_share_max=float((spent / rows["eps"].astype(float)).max()) if private else float("nan"),
-            within_budget=within,
-            runs=len(rows),
-            events=_first_run_events(rows, runs) if private else {},
-            audit=_audit_rows(str(algorithm), audit),
-            audit_gaps=_audit_gaps(str(algorithm)),
-        ))
+        ledgers.append(
+            MethodLedger(
+                algorithm=str(algorithm),
+                paper=str(rows["paper"].iloc[0]) if "paper" in rows else "",
+                private=private,
+                accountants=_distinct(rows.get("accountant", [])),
+                neighbouring=_distinct(rows.get("neighbouring", [])),
+                privacy_units=_distinct(rows.get("privacy_unit", [])),
+                conversions=_distinct(rows.get("conversion", [])),
+                stopping_rules=_distinct(rows.get("stopping_rule", [])),
+                budgets=sorted({float(e) for e in rows["eps"]}),
+                eps_spent_max=float(spent.max()) if private else float("nan"),
+                spent_share_max=float((spent / rows["eps"].astype(float)).max()) if private else float("nan"),
+                within_budget=within,
+                runs=len(rows),
+                events=_first_run_events(rows, runs) if private else {},
+                audit=_audit_rows(str(algorithm), audit),
+                audit_gaps=_audit_gaps(str(algorithm)),
+            )
+        )
     return ledgers
 
 

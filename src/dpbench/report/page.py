@@ -66,7 +66,9 @@ def esc(value) -> str:
 def table(headers: list[str], rows: list[list], sortable: bool = True) -> str:
     """An HTML table; cells are escaped unless given as ``Raw``."""
     head = "".join(f"<th>{esc(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{c if isinstance(c, Raw) else esc(c)}</td>" for c in row) + "</tr>" for row in rows)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{c if isinstance(c, Raw) else esc(c)}</td>" for c in row) + "</tr>" for row in rows
+    )
     return f'<div class="scroll"><table class="{"sortable" if sortable else ""}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
@@ -92,8 +94,10 @@ def _number(value: float) -> str:
 # -------------------------------------------------------------------------------- sections
 def leaderboard_section(leaderboard: FigureSection | None) -> str:
     if leaderboard is None:
-        body = ('<p class="muted">No leaderboard sweep among these. <code>dpbench -m experiment=leaderboard '
-                'hydra/launcher=joblib</code> runs one; give its directory to <code>dpbench-report</code>.</p>')
+        body = (
+            '<p class="muted">No leaderboard sweep among these. <code>dpbench -m experiment=leaderboard '
+            "hydra/launcher=joblib</code> runs one; give its directory to <code>dpbench-report</code>.</p>"
+        )
     else:
         body = figure_html(leaderboard, heading=False, tables_open=True)
     return f'<section id="leaderboard"><h2>Leaderboard</h2>{body}</section>'
@@ -104,14 +108,22 @@ def figure_html(figure: FigureSection, heading: bool = True, tables_open: bool =
     if figure.error:
         parts.append(f'<p class="error">not drawn: {esc(figure.error)}</p>')
     if figure.claims:
-        rows = [[verdict(c.verdict), c.claim, Raw("<br>".join(esc(e) for e in c.evidence[:6]) + ("<br>…" if len(c.evidence) > 6 else ""))]
-                for c in figure.claims]
+        rows = [
+            [
+                verdict(c.verdict),
+                c.claim,
+                Raw("<br>".join(esc(e) for e in c.evidence[:6]) + ("<br>…" if len(c.evidence) > 6 else "")),
+            ]
+            for c in figure.claims
+        ]
         parts.append("<h4>Claims</h4>" + table(["verdict", "claim", "numbers"], rows))
     if figure.png_base64:
         parts.append(f'<img class="figure" alt="{esc(figure.name)}" src="data:image/png;base64,{figure.png_base64}">')
     if figure.summary_markdown:
         opened = " open" if tables_open else ""
-        parts.append(f"<details{opened}><summary>Summary tables</summary>{markdown_html(figure.summary_markdown)}</details>")
+        parts.append(
+            f"<details{opened}><summary>Summary tables</summary>{markdown_html(figure.summary_markdown)}</details>"
+        )
     return f'<section class="figure" data-figure="{esc(figure.name)}">{"".join(parts)}</section>'
 
 
@@ -119,19 +131,43 @@ def ledgers_html(ledgers: list[MethodLedger]) -> str:
     rows = []
     for m in ledgers:
         events = ", ".join(f"{kind} × {n}" for kind, n in m.events.items()) or ("—" if m.private else "non-private")
-        audits = "; ".join(f"{a.get('name')}: {a.get('verdict', a.get('status', '?'))} (ε̂ {_number(a.get('eps_hat', math.nan))})"
-                           for a in m.audit) or ("not audited in this directory" if m.private else "—")
+        audits = "; ".join(
+            f"{a.get('name')}: {a.get('verdict', a.get('status', '?'))} (ε̂ {_number(a.get('eps_hat', math.nan))})"
+            for a in m.audit
+        ) or ("not audited in this directory" if m.private else "—")
         if m.audit_gaps:
             audits += f"; not audited: {m.audit_gaps}"
         spent = (verdict("ok") if m.within_budget else verdict("bad")) if m.private else ""
-        rows.append([
-            Raw(f'<span class="swatch" style="background:{style(m.algorithm).colour}"></span>{esc(m.algorithm)}'), m.paper, ", ".join(m.accountants) or "none", ", ".join(m.neighbouring), ", ".join(m.privacy_units),
-            ", ".join(m.conversions), ", ".join(m.stopping_rules), ", ".join(f"{b:g}" for b in m.budgets),
-            Raw(f"{esc(_number(m.eps_spent_max))} ({esc(_number(m.spent_share_max))} of its budget) {spent}"), m.runs, events,
-            audits,
-        ])
-    headers = ["method", "paper", "accountant", "neighbouring", "privacy unit", "conversion", "stopping rule", "ε budgets",
-               "max ε spent", "runs", "releases of one run", "audit"]
+        rows.append(
+            [
+                Raw(f'<span class="swatch" style="background:{style(m.algorithm).colour}"></span>{esc(m.algorithm)}'),
+                m.paper,
+                ", ".join(m.accountants) or "none",
+                ", ".join(m.neighbouring),
+                ", ".join(m.privacy_units),
+                ", ".join(m.conversions),
+                ", ".join(m.stopping_rules),
+                ", ".join(f"{b:g}" for b in m.budgets),
+                Raw(f"{esc(_number(m.eps_spent_max))} ({esc(_number(m.spent_share_max))} of its budget) {spent}"),
+                m.runs,
+                events,
+                audits,
+            ]
+        )
+    headers = [
+        "method",
+        "paper",
+        "accountant",
+        "neighbouring",
+        "privacy unit",
+        "conversion",
+        "stopping rule",
+        "ε budgets",
+        "max ε spent",
+        "runs",
+        "releases of one run",
+        "audit",
+    ]
     return table(headers, rows)
 
 
@@ -142,10 +178,12 @@ def status_html(summary: SweepSummary) -> str:
     if summary.unfinished:
         parts.append("<h4>Unfinished jobs</h4>" + table(["job", "status"], [list(u) for u in summary.unfinished]))
     if summary.stale:
-        parts.append(f"<h4>Stale jobs {verdict('stale')}</h4><p>Computed by other dpbench code than "
-                     f"{esc(code_identity.current().identity)}, which wrote this page; rerunning the sweep "
-                     "(<code>resume=strict</code>, the default) recomputes them.</p>"
-                     + table(["job", "code"], [list(s) for s in summary.stale]))
+        parts.append(
+            f"<h4>Stale jobs {verdict('stale')}</h4><p>Computed by other dpbench code than "
+            f"{esc(code_identity.current().identity)}, which wrote this page; rerunning the sweep "
+            "(<code>resume=strict</code>, the default) recomputes them.</p>"
+            + table(["job", "code"], [list(s) for s in summary.stale])
+        )
     return "".join(parts)
 
 
@@ -194,23 +232,36 @@ def render(summaries: list[SweepSummary], publishable: bool = False) -> str:
     the top that the page shows the publishable view only (:data:`PUBLISHABLE_NOTE`)."""
     leaderboard = next((f for s in summaries for f in s.figures if f.name == "leaderboard"), None)
     index_rows = [
-        [Raw(f'<a href="#sweep-{i}">{esc(", ".join(s.experiments) or s.path.name)}</a>'), str(s.path), len(s.results),
-         s.status_line, sum(c.verdict == "HOLDS" for f in s.figures for c in f.claims),
-         sum(c.verdict == "FAILS" for f in s.figures for c in f.claims),
-         sum(c.verdict not in ("HOLDS", "FAILS") for f in s.figures for c in f.claims)]
+        [
+            Raw(f'<a href="#sweep-{i}">{esc(", ".join(s.experiments) or s.path.name)}</a>'),
+            str(s.path),
+            len(s.results),
+            s.status_line,
+            sum(c.verdict == "HOLDS" for f in s.figures for c in f.claims),
+            sum(c.verdict == "FAILS" for f in s.figures for c in f.claims),
+            sum(c.verdict not in ("HOLDS", "FAILS") for f in s.figures for c in f.claims),
+        ]
         for i, s in enumerate(summaries)
     ]
-    index = ('<section id="index"><h2>Sweeps</h2>'
-             + table(["sweep", "directory", "rows", "status", "claims holding", "claims failing", "other verdicts"], index_rows) + "</section>")
+    index = (
+        '<section id="index"><h2>Sweeps</h2>'
+        + table(
+            ["sweep", "directory", "rows", "status", "claims holding", "claims failing", "other verdicts"], index_rows
+        )
+        + "</section>"
+    )
     nav = '<a href="#index">Sweeps</a><a href="#leaderboard">Leaderboard</a>' + "".join(
-        f'<a href="#sweep-{i}">sweep {esc(", ".join(s.experiments) or s.path.name)}</a>' for i, s in enumerate(summaries))
+        f'<a href="#sweep-{i}">sweep {esc(", ".join(s.experiments) or s.path.name)}</a>'
+        for i, s in enumerate(summaries)
+    )
     written = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>dpbench report</title><style>{STYLE}</style></head><body>"
         f"<header><h1>dpbench report</h1><p>{len(summaries)} sweep(s) · written {written} by dpbench {esc(code_identity.current().identity)}</p>"
-        + (f'<p class="publishable">{esc(PUBLISHABLE_NOTE)}</p>' if publishable else "") + "</header>"
+        + (f'<p class="publishable">{esc(PUBLISHABLE_NOTE)}</p>' if publishable else "")
+        + "</header>"
         f"<nav>{nav}</nav><main>{index}{leaderboard_section(leaderboard)}"
         + "".join(sweep_section(i, s) for i, s in enumerate(summaries))
         + f"</main><script>{SCRIPT}</script></body></html>\n"

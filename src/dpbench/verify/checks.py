@@ -140,9 +140,16 @@ class JobReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "job": self.job, "rows": self.rows, "passed": self.passed, "failed": len(self.failures),
-            "worst_rel_eps_diff": self.worst_rel, "dp_accounting_rdp": sorted(self.rdp), "rdp_rel_diff": self.rdp_rel,
-            "dp_accounting_pld": sorted(self.pld), "pld_ratio": self.pld_ratio, "notes": sorted(self.notes),
+            "job": self.job,
+            "rows": self.rows,
+            "passed": self.passed,
+            "failed": len(self.failures),
+            "worst_rel_eps_diff": self.worst_rel,
+            "dp_accounting_rdp": sorted(self.rdp),
+            "rdp_rel_diff": self.rdp_rel,
+            "dp_accounting_pld": sorted(self.pld),
+            "pld_ratio": self.pld_ratio,
+            "notes": sorted(self.notes),
             "failures": [f.line() for f in self.failures],
         }
 
@@ -218,7 +225,9 @@ def check_config_hash(hashes: set[str], recorded: Any) -> str | None:
     return f"config_hash {', '.join(sorted(hashes))} in {RESULTS_FILE}, {recorded} in {RUN_FILE}"
 
 
-def reporting(summary: Mapping[str, Any], eps: float, delta: float) -> tuple[Callable[[float], float], Callable[[float], float]] | None:
+def reporting(
+    summary: Mapping[str, Any], eps: float, delta: float
+) -> tuple[Callable[[float], float], Callable[[float], float]] | None:
     """(ledger ε → reported ε, reported ε → ledger ε) for a run whose budget is (eps, delta): identity
     when the ledger holds that budget, ε ↦ 2ε when it holds the group-privacy budget (ε/2, δ/(1 + e^{ε/2})),
     ε ↦ ε + ε_n when the run first paid ε_n for a noisy training size (the summary's ``count``, a ledger
@@ -247,7 +256,9 @@ def reporting(summary: Mapping[str, Any], eps: float, delta: float) -> tuple[Cal
         half = group_privacy_budget(eps, delta)
     except ValueError:
         return None
-    if all(isinstance(b, (int, float)) and math.isclose(b, h, rel_tol=1e-12, abs_tol=0.0) for b, h in zip(budget, half)):
+    if all(
+        isinstance(b, (int, float)) and math.isclose(b, h, rel_tol=1e-12, abs_tol=0.0) for b, h in zip(budget, half)
+    ):
         return group_privacy_epsilon, lambda reported: reported / 2.0
     return None
 
@@ -326,12 +337,16 @@ def job_meaning(meta: Mapping[str, Any]) -> Meaning:
     try:
         cfg = recorded_config(dict(meta), Path("."))  # no data is read: the data directory does not matter
         if cfg.config_hash != meta.get("config_hash"):
-            raise ValueError(f"the configuration in {RUN_FILE} hashes to {cfg.config_hash}, not its config_hash "
-                             f"{meta.get('config_hash')}")
+            raise ValueError(
+                f"the configuration in {RUN_FILE} hashes to {cfg.config_hash}, not its config_hash "
+                f"{meta.get('config_hash')}"
+            )
         dataset = meta.get("dataset") or {}
         kind, breaches = guarantee_status(cfg, dataset.get("scaling", "none"), dataset.get("guarantee_breaches") or ())
         count_eps = count_budget(make_algorithm(cfg.algorithm, cfg.algorithm_params), cfg).count_eps
-        return Meaning(cfg.privacy.neighbouring, tuple(breaches), identity_columns(cfg)["stopping_rule"], count_eps, kind)
+        return Meaning(
+            cfg.privacy.neighbouring, tuple(breaches), identity_columns(cfg)["stopping_rule"], count_eps, kind
+        )
     except ValueError:
         raise
     except Exception as exc:  # noqa: BLE001 — Hydra, OmegaConf and the config checks raise many types
@@ -349,7 +364,9 @@ def resolved_relation(algorithm: str, params: str, requested: str) -> tuple[str,
     return resolve(make_algorithm(algorithm, json.loads(params)), requested)
 
 
-def check_relation(algorithm: str, params: str, neighbouring: Any, conversion: Any, ledger: Any, requested: str) -> str | None:
+def check_relation(
+    algorithm: str, params: str, neighbouring: Any, conversion: Any, ledger: Any, requested: str
+) -> str | None:
     """None when a private row's ``neighbouring`` and ``relation_conversion`` are what its method (with
     ``params``) gives under the configured ``requested`` relation, the method meets it, and its ledger was
     charged under the relation that implies (``ledger``: the ledger's ``neighbouring``; add/remove for
@@ -364,9 +381,11 @@ def check_relation(algorithm: str, params: str, neighbouring: Any, conversion: A
     charged = "add_remove" if mode == "group_privacy" else relation
     differences = [
         f"{what} {found!r} in {where}, {expected!r} for {algorithm} under privacy.neighbouring={requested}"
-        for what, found, expected, where in (("neighbouring", neighbouring, relation, RESULTS_FILE),
-                                             ("relation_conversion", conversion, mode, RESULTS_FILE),
-                                             ("the ledger's neighbouring", ledger, charged, RUN_FILE))
+        for what, found, expected, where in (
+            ("neighbouring", neighbouring, relation, RESULTS_FILE),
+            ("relation_conversion", conversion, mode, RESULTS_FILE),
+            ("the ledger's neighbouring", ledger, charged, RUN_FILE),
+        )
         if found != expected
     ]
     return "; ".join(differences) or None
@@ -437,7 +456,9 @@ def check_releases(released: Sequence[str], events: set[str], guarantee: bool) -
     (a tuned setting, a noisy score) published under an ε that never paid for it."""
     if released and not events:
         return f"it releases {', '.join(released)}, but its ledger in {RUN_FILE} holds no events"
-    unpaid = [f"{c} (needs a {PAID_BY[c]})" for c in released if guarantee and c in PAID_BY and PAID_BY[c] not in events]
+    unpaid = [
+        f"{c} (needs a {PAID_BY[c]})" for c in released if guarantee and c in PAID_BY and PAID_BY[c] not in events
+    ]
     return f"it releases {', '.join(unpaid)}, which its ledger in {RUN_FILE} does not pay for" if unpaid else None
 
 
@@ -451,14 +472,19 @@ def check_count(count_eps: float, count: Any, row_eps_count: Any) -> str | None:
     if count_eps == 0.0:
         if count is not None:
             return f"its ledger in {RUN_FILE} pays for a training-size count its configuration does not ask for"
-        return None if row_eps_count is None or not filled(row_eps_count) or float(row_eps_count) == 0.0 else (
-            f"eps_count {row_eps_count!r}, but its configuration pays nothing for the training size")
+        return (
+            None
+            if row_eps_count is None or not filled(row_eps_count) or float(row_eps_count) == 0.0
+            else (f"eps_count {row_eps_count!r}, but its configuration pays nothing for the training size")
+        )
     if not isinstance(count, Mapping):
-        return (f"its configuration pays ε_n = {count_eps!r} for a noisy training size under add/remove, but its ledger in "
-                f"{RUN_FILE} records no count: n̄ was read off the data")
-    if not math.isclose(float(count.get("epsilon", math.nan)), count_eps, rel_tol=1e-12) or "LaplaceEvent" not in event_types(
-        count.get("events") or []
-    ):
+        return (
+            f"its configuration pays ε_n = {count_eps!r} for a noisy training size under add/remove, but its ledger in "
+            f"{RUN_FILE} records no count: n̄ was read off the data"
+        )
+    if not math.isclose(
+        float(count.get("epsilon", math.nan)), count_eps, rel_tol=1e-12
+    ) or "LaplaceEvent" not in event_types(count.get("events") or []):
         return f"its count ledger in {RUN_FILE} is not one Laplace count at ε_n = {count_eps!r}"
     paid = recompute_epsilon(count)
     if row_eps_count is None or relative_difference(float(row_eps_count), paid) > RTOL:
@@ -496,7 +522,9 @@ class Verifier:
         try:
             results = pd.read_parquet(results_path)
         except Exception as exc:  # noqa: BLE001 — pyarrow raises many types for a damaged file
-            report.fail("", f"{RESULTS_FILE} is unreadable: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            report.fail(
+                "", f"{RESULTS_FILE} is unreadable: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            )
             return report
         report.rows = len(results)
         try:
@@ -552,12 +580,18 @@ class Verifier:
         for i, key in enumerate(keys):
             row, where = results.iloc[i], row_key(*key)
             note = row.get("guarantee_note")
-            message = check_guarantee(bool(row["guarantee_valid"]), None if note is None else str(note), meaning.breaches)
+            message = check_guarantee(
+                bool(row["guarantee_valid"]), None if note is None else str(note), meaning.breaches
+            )
             report.check(message is None, where, message or "")
             kind = row.get("guarantee_kind")
             if kind is not None:  # older files lack the column
-                report.check(kind == meaning.kind, where, f"guarantee_kind {kind!r} in {RESULTS_FILE}, but its configuration in "
-                                                          f"{RUN_FILE} makes it {meaning.kind!r}")
+                report.check(
+                    kind == meaning.kind,
+                    where,
+                    f"guarantee_kind {kind!r} in {RESULTS_FILE}, but its configuration in "
+                    f"{RUN_FILE} makes it {meaning.kind!r}",
+                )
             if private.iloc[i]:
                 self._private_meaning(report, row, where, meaning, by_run.get(key), meta.get("noise"), releases)
 
@@ -570,8 +604,14 @@ class Verifier:
             report.check(message is None, where, message or "")
         if summary is None:
             return  # the runs check names it
-        message = check_relation(row["algorithm"], str(row["params"]), row["neighbouring"], row["relation_conversion"],
-                                 summary.get("neighbouring"), meaning.requested)
+        message = check_relation(
+            row["algorithm"],
+            str(row["params"]),
+            row["neighbouring"],
+            row["relation_conversion"],
+            summary.get("neighbouring"),
+            meaning.requested,
+        )
         report.check(message is None, where, message or "")
         guarantee = meaning.kind in ("proven", "conditional")  # what the run claims, whether or not it is proven
         if guarantee and (names_order(row["stopping_rule"]) or names_order(meaning.stopping_rule)):
@@ -586,10 +626,15 @@ class Verifier:
     def _non_private_row(self, report: JobReport, row, key, summary) -> None:
         where = row_key(*key)
         eps_spent = float(row["eps_spent"])
-        report.check(math.isinf(eps_spent) and eps_spent > 0, where, f"a non-private row reports eps_spent {eps_spent!r}, not inf")
+        report.check(
+            math.isinf(eps_spent) and eps_spent > 0,
+            where,
+            f"a non-private row reports eps_spent {eps_spent!r}, not inf",
+        )
         if summary is not None:
             report.check(
-                summary.get("accountant") == "none" and not summary.get("events"), where,
+                summary.get("accountant") == "none" and not summary.get("events"),
+                where,
                 f"a non-private row has a private ledger in {RUN_FILE} (accountant {summary.get('accountant')!r})",
             )
 
@@ -605,12 +650,18 @@ class Verifier:
         if summary is None:
             return  # the runs check names it
         if summary.get("accountant") in (None, "none") or "events" not in summary:
-            report.fail(where, f"a private row whose ledger in {RUN_FILE} records no events (accountant {summary.get('accountant')!r})")
+            report.fail(
+                where,
+                f"a private row whose ledger in {RUN_FILE} records no events (accountant {summary.get('accountant')!r})",
+            )
             return
         maps = reporting(summary, eps, delta)
         if maps is None:
-            report.fail(where, f"its ledger's budget ({summary.get('epsilon')!r}, {summary.get('delta')!r}) is neither the row's "
-                               f"({eps!r}, {delta!r}) nor its group-privacy budget")
+            report.fail(
+                where,
+                f"its ledger's budget ({summary.get('epsilon')!r}, {summary.get('delta')!r}) is neither the row's "
+                f"({eps!r}, {delta!r}) nor its group-privacy budget",
+            )
             return
         report_eps, ledger_eps = maps
         try:
@@ -621,15 +672,23 @@ class Verifier:
         expected = report_eps(recomputed)
         rel = relative_difference(eps_spent, expected)
         report.worst_rel = _max(report.worst_rel, rel)
-        report.check(rel <= RTOL, where, f"eps_spent {eps_spent!r} in {RESULTS_FILE}, {expected!r} recomputed from {RUN_FILE}")
+        report.check(
+            rel <= RTOL, where, f"eps_spent {eps_spent!r} in {RESULTS_FILE}, {expected!r} recomputed from {RUN_FILE}"
+        )
         recorded = summary.get("eps_spent")
         if isinstance(recorded, (int, float)):
-            report.check(relative_difference(float(recorded), recomputed) <= RTOL, where,
-                         f"the ledger in {RUN_FILE} records eps_spent {recorded!r}, its events give {recomputed!r}")
+            report.check(
+                relative_difference(float(recorded), recomputed) <= RTOL,
+                where,
+                f"the ledger in {RUN_FILE} records eps_spent {recorded!r}, its events give {recomputed!r}",
+            )
         if "delta_spent" in row.index and not math.isnan(float(row["delta_spent"])):
             delta_spent, again = float(row["delta_spent"]), recompute_delta(summary)
-            report.check(relative_difference(delta_spent, again) <= RTOL, where,
-                         f"delta_spent {delta_spent!r} in {RESULTS_FILE}, {again!r} recomputed from {RUN_FILE}")
+            report.check(
+                relative_difference(delta_spent, again) <= RTOL,
+                where,
+                f"delta_spent {delta_spent!r} in {RESULTS_FILE}, {again!r} recomputed from {RUN_FILE}",
+            )
         if self.independent:
             self._independent(report, where, summary, ledger_eps(eps_spent), recomputed, report_eps is not ledger_eps)
 
@@ -640,20 +699,30 @@ class Verifier:
             report.rdp.add("not installed")
             report.pld.add("not installed")
             return
-        key = json.dumps({k: summary.get(k) for k in ("accountant", "conversion", "gaussian_amplification", "orders",
-                                                       "delta", "events")}, sort_keys=True)
+        key = json.dumps(
+            {
+                k: summary.get(k)
+                for k in ("accountant", "conversion", "gaussian_amplification", "orders", "delta", "events")
+            },
+            sort_keys=True,
+        )
         if key not in self._verdicts:
             self._verdicts[key] = independent_epsilon(self.dpa, summary, recomputed)
         verdict = self._verdicts[key]
         context = " (half the reported eps: group privacy)" if group else ""
         rdp, rdp_failure, pld, pld_failure = check_independent(verdict, ours, context)
-        for status, failure, note, kind in ((rdp, rdp_failure, verdict.rdp_note, "RDP"), (pld, pld_failure, verdict.pld_note, "PLD")):
+        for status, failure, note, kind in (
+            (rdp, rdp_failure, verdict.rdp_note, "RDP"),
+            (pld, pld_failure, verdict.pld_note, "PLD"),
+        ):
             (report.rdp if kind == "RDP" else report.pld).add(status)
             if status == "n/a":
                 report.notes.add(f"dp-accounting {kind} n/a: {note}")
             elif status == "~":
-                report.notes.add(f"dp-accounting PLD: its eps {verdict.pld_eps!r} is above the reported {ours!r}{context} by less "
-                                 f"than its discretisation allowance {verdict.pld_allowance:.2g} (not proven to under-count)")
+                report.notes.add(
+                    f"dp-accounting PLD: its eps {verdict.pld_eps!r} is above the reported {ours!r}{context} by less "
+                    f"than its discretisation allowance {verdict.pld_allowance:.2g} (not proven to under-count)"
+                )
             else:
                 report.check(failure is None, where, failure or "")
         if rdp == "=":

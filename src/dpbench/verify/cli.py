@@ -36,9 +36,14 @@ def build_parser() -> argparse.ArgumentParser:
         "directory. Nothing is written into DIR.",
     )
     parser.add_argument("dir", type=Path, help="a job directory, a sweep directory or a tree of them")
-    parser.add_argument("--rerun", type=int, default=0, metavar="K",
-                        help="rerun K jobs (a seeded sample) in a temporary directory and compare every results column "
-                        "but wall time bit for bit (default 0)")
+    parser.add_argument(
+        "--rerun",
+        type=int,
+        default=0,
+        metavar="K",
+        help="rerun K jobs (a seeded sample) in a temporary directory and compare every results column "
+        "but wall time bit for bit (default 0)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the --rerun sample (default 0)")
     parser.add_argument("--no-independent", action="store_true", help="skip the dp-accounting checks")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
@@ -132,11 +137,22 @@ def main(argv: list[str] | None = None) -> int:
 
     notes = Counter(note for r in reports for note in r.notes)
     if args.json:
-        print(json.dumps({
-            "dir": str(args.dir), "ok": all(r.ok for r in reports), "summary": summary_line(reports),
-            "dp_accounting": "disabled" if args.no_independent else ("installed" if dpa is not None else "not installed"),
-            "rerun": rerun, "jobs": [r.to_dict() for r in reports],
-        }, indent=2, sort_keys=True))
+        print(
+            json.dumps(
+                {
+                    "dir": str(args.dir),
+                    "ok": all(r.ok for r in reports),
+                    "summary": summary_line(reports),
+                    "dp_accounting": "disabled"
+                    if args.no_independent
+                    else ("installed" if dpa is not None else "not installed"),
+                    "rerun": rerun,
+                    "jobs": [r.to_dict() for r in reports],
+                },
+                indent=2,
+                sort_keys=True,
+            )
+        )
     else:
         print("\n".join(format_table(reports, rerun)))
         for r in reports:

@@ -161,11 +161,15 @@ def _rdp(dpa, summary: Mapping[str, Any], pairs, mapped, relation) -> tuple[floa
         if not accountant.supports(dp_event):
             return None, None, f"dp-accounting's RDP accountant does not support {type(dp_event).__name__} here"
         accountant.compose(dp_event)
-        curve = accountant.rdp if hasattr(accountant, "rdp") else accountant._rdp  # _rdp where a release lacks the property
+        curve = (
+            accountant.rdp if hasattr(accountant, "rdp") else accountant._rdp
+        )  # _rdp where a release lacks the property
         total = total + count * np.asarray(curve, dtype=np.float64)
     eps = float(dpa.rdp.rdp_privacy_accountant.compute_epsilon(orders, total, summary["delta"])[0])
-    alike = kind == "rdp" and summary["conversion"] == "tight" and all(
-        priced_alike(e, summary.get("gaussian_amplification") or "exact") for e, _ in pairs
+    alike = (
+        kind == "rdp"
+        and summary["conversion"] == "tight"
+        and all(priced_alike(e, summary.get("gaussian_amplification") or "exact") for e, _ in pairs)
     )
     return eps, ("equal" if alike else "upper"), ""
 

@@ -48,7 +48,9 @@ def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return (a64.view(np.int64) == b64.view(np.int64)) | (np.isnan(a64) & np.isnan(b64))
     out = np.empty(len(a), dtype=bool)
     for i, (x, y) in enumerate(zip(a.tolist(), b.tolist())):
-        out[i] = (_missing(x) and _missing(y)) or (not _missing(x) and not _missing(y) and type(x) is type(y) and x == y)
+        out[i] = (_missing(x) and _missing(y)) or (
+            not _missing(x) and not _missing(y) and type(x) is type(y) and x == y
+        )
     return out
 
 
@@ -78,7 +80,11 @@ def first_difference(stored, rerun) -> str | None:
         same = _same(a, b)
         if not same.all():
             i = int(np.argmin(same))
-            where = f"fold {stored['fold'].iloc[i]} rep {stored['rep'].iloc[i]}" if {"fold", "rep"} <= set(stored.columns) else f"row {i}"
+            where = (
+                f"fold {stored['fold'].iloc[i]} rep {stored['rep'].iloc[i]}"
+                if {"fold", "rep"} <= set(stored.columns)
+                else f"row {i}"
+            )
             return f"{where}: {column} {_plain(a[i])!r} in {RESULTS_FILE}, {_plain(b[i])!r} in the rerun"
     return None
 
