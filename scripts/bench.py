@@ -321,7 +321,8 @@ def float32_rows() -> list[Row]:
             for dtype in ("float32", "float64")
         }
         sides = {
-            dtype: repeated(lambda p=p: p.clipped_gradient_sum(w, None, 0.5), calls) for dtype, p in problems.items()
+            dtype: repeated(functools.partial(p.clipped_gradient_sum, w, None, 0.5), calls)
+            for dtype, p in problems.items()
         }
         times = interleave(sides, rounds)
         rows.append(
@@ -460,10 +461,10 @@ def opacus_rows() -> list[Row]:
     rows = []
     for rate, goal in ((0.01, "≥ 30×"), (0.1, "≥ 50×")):
         batch = int(rate * problem.n)
-        steps = int(round(1 / rate))  # an epoch: Opacus's Poisson loader draws len(loader) = ⌈n/batch⌉ batches
+        steps = round(1 / rate)  # an epoch: Opacus's Poisson loader draws len(loader) = ⌈n/batch⌉ batches
         rng = seeded_rngs()
 
-        def dpbench_epoch(batch=batch, steps=steps) -> float:
+        def dpbench_epoch(batch=batch, steps=steps, rng=rng) -> float:
             ledger, tracer = Ledger(1e6, 1e-8, RDPAccountant()), NullTracer(problem, None)
             sgd = DPSGD(noise="fixed", noise_multiplier=1.0, batch_size=batch, max_iterations=steps, clip=1.0)
             return elapsed(lambda: sgd.fit(problem, ledger, rng(), tracer))

@@ -54,6 +54,7 @@ def cli(isolated_cache):
             capture_output=True,
             text=True,
             timeout=timeout,
+            check=False,
         )
 
     return run

@@ -212,7 +212,7 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path, sigint_default):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=sigint_default,
+        preexec_fn=sigint_default,  # noqa: PLW1509 — subprocess's only way to undo an inherited SIG_IGN (conftest.py)
     )
     deadline = time.monotonic() + 120
     while not list(tmp_path.glob("outputs/runs/*/.runs/*.json")) and time.monotonic() < deadline:

@@ -133,7 +133,7 @@ def _summary_of_each_row(results: pd.DataFrame, ledgers: list[dict]) -> list[dic
     if ledgers and "runs" in ledgers[0]:
         by_rep, start = {}, 0
         for summary in ledgers:
-            by_rep.update({rep: summary for rep in range(start, start + summary["runs"])})
+            by_rep.update(dict.fromkeys(range(start, start + summary["runs"]), summary))
             start += summary["runs"]
         assert start == len(results)
         return [by_rep[int(rep)] for rep in results["rep"]]

@@ -39,7 +39,7 @@ def documented_kind(monkeypatch):
     """The example kind of docs/architecture.md, loaded as a module and registered for ``glm``."""
     example = re.search(r"```python\n(import math\n.*?)```", ARCHITECTURE.read_text(), flags=re.DOTALL).group(1)
     module = types.ModuleType("documented_job_kind")
-    exec(compile(example, str(ARCHITECTURE), "exec"), module.__dict__)  # noqa: S102 - the page's own example
+    exec(compile(example, str(ARCHITECTURE), "exec"), module.__dict__)
     monkeypatch.setitem(sys.modules, module.__name__, module)
     monkeypatch.setitem(jobs.KINDS, "glm", f"{module.__name__}:MAJORITY_LABEL_JOB")
     return module

@@ -136,7 +136,7 @@ def _close(a, b) -> bool:
         return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) and isinstance(b, (int, float)) or isinstance(b, float) and isinstance(a, (int, float)):
+    if (isinstance(a, float) and isinstance(b, (int, float))) or (isinstance(b, float) and isinstance(a, (int, float))):
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b)
         return a == b or abs(a - b) <= RTOL * max(abs(a), abs(b), 1.0)

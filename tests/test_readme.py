@@ -102,7 +102,7 @@ def test_every_reproduction_starts_verbatim_and_stops_cleanly(fresh_install, sig
                 stdout=subprocess.DEVNULL,
                 stderr=err_file,
                 start_new_session=True,
-                preexec_fn=sigint_default,
+                preexec_fn=sigint_default,  # noqa: PLW1509 — subprocess's only way to undo an inherited SIG_IGN (conftest.py)
             )
         deadline = time.monotonic() + (120 if command in sweeps else 3)
         while time.monotonic() < deadline and proc.poll() is None and not list(sweep.glob("*/.hydra")):

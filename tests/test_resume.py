@@ -26,7 +26,7 @@ def _start(args, cwd, preexec_fn=None):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=preexec_fn,
+        preexec_fn=preexec_fn,  # noqa: PLW1509 — sigint_default: subprocess's only way to undo an inherited SIG_IGN (conftest.py)
     )
 
 

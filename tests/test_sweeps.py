@@ -4,6 +4,7 @@ report every job; the Slurm and Ray launcher presets."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -103,10 +104,8 @@ def _kill_midway(args: list[str], cwd: Path, sweep: Path, total: int, log_path: 
                 break
             time.sleep(0.02)
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         proc.wait(timeout=30)
     deadline = time.monotonic() + 30
     while _live_group_members(proc.pid):
@@ -294,7 +293,7 @@ def test_status_expands_a_preset_sweep_with_variants_like_hydra(tmp_path):
         ["privacy.eps=0.05", "variant=default", "experiment=chen_lee_fig1", "reps=1"],
         "privacy.eps=0.05,reps=1,variant=default",
     )
-    assert len({subdir for _, subdir in jobs}) == 42 and "privacy.eps=0.2,reps=1,variant=zeta_0.2" == jobs[-1][1]
+    assert len({subdir for _, subdir in jobs}) == 42 and jobs[-1][1] == "privacy.eps=0.2,reps=1,variant=zeta_0.2"
 
 
 def test_dpbench_status_is_a_console_script():

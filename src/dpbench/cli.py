@@ -69,7 +69,7 @@ def check_group_choices(args: list[str]) -> None:
     candidates = [a for a in args if "=" in a and not a.startswith("-")]
     try:
         overrides = OverridesParser.create().parse_overrides(candidates)
-    except Exception:  # malformed overrides: let Hydra report them in its own words
+    except Exception:  # noqa: BLE001 — malformed overrides: let Hydra report them in its own words
         return
     for override in overrides:
         group = override.key_or_group
@@ -257,7 +257,7 @@ def _interrupts_in_jobs_only():
     worker caught between jobs (in its idle loop's ``gc.collect()``) printed a traceback under the
     one-line message. A job that runs in the main process (``dpbench`` without ``-m``, the basic
     launcher) is untouched."""
-    global _JOB_RUNNING
+    global _JOB_RUNNING  # noqa: PLW0603 — the flag the SIGINT handler reads: a module global
     import multiprocessing
     import signal
     import threading

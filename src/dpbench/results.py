@@ -132,7 +132,7 @@ def read_finished(path: Path) -> pd.DataFrame | None:
         return None
     try:
         df = pd.read_parquet(path)
-    except Exception:  # truncated or corrupt parquet: the job must run again
+    except Exception:  # noqa: BLE001 — truncated or corrupt parquet (pyarrow raises many types): the job must run again
         return None
     return df if set(RESULT_COLUMNS) <= set(df.columns) else None
 
@@ -176,7 +176,7 @@ def read_error_marker(out_dir: Path) -> dict[str, Any] | None:
     try:
         marker = json.loads(path.read_text())
         if not isinstance(marker, dict):
-            raise ValueError("not a JSON object")
+            raise ValueError("not a JSON object")  # noqa: TRY004 — handled below with the JSON decoding errors
     except (OSError, ValueError) as exc:
         return {"type": "UnreadableMarker", "message": f"{path} is unreadable: {one_line(exc)}"}
     return marker

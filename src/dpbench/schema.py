@@ -43,8 +43,10 @@ RESULTS: Mapping[str, tuple[str, str]] = {
     "sampler": (PUBLIC, "noise sampler: numpy or secure (privacy.sampler)"),
     "noise_key": (
         PUBLIC,
-        "where the noise's randomness came from: secret (the sweep's secret key, never published) or "
-        "seed (replayable from the public seed: not publishable; privacy.noise_key); none for non-private methods",
+        (
+            "where the noise's randomness came from: secret (the sweep's secret key, never published) or "
+            "seed (replayable from the public seed: not publishable; privacy.noise_key); none for non-private methods"
+        ),
     ),
     "stopping_rule": (
         PUBLIC,
@@ -91,8 +93,10 @@ RESULTS: Mapping[str, tuple[str, str]] = {
     "dpbench_version": (PUBLIC, _ID),
     "code_identity": (
         PUBLIC,
-        "the code that computed the row: version + hash of dpbench's source (dpbench.code_identity); "
-        "another identity than the installed one makes the job stale (resume=strict reruns it)",
+        (
+            "the code that computed the row: version + hash of dpbench's source (dpbench.code_identity); "
+            "another identity than the installed one makes the job stale (resume=strict reruns it)"
+        ),
     ),
     "dim": (PUBLIC, "model dimension (the encoding's, with bias)"),
     # the private output
@@ -106,8 +110,10 @@ RESULTS: Mapping[str, tuple[str, str]] = {
     ),
     "n_public": (
         RELEASE,
-        "n̄ the method used: a Laplace count ñ paid by eps_count under add/remove, else the fold's training "
-        "size (public under replace-one; outside the guarantee under add/remove with privacy.count_share=0)",
+        (
+            "n̄ the method used: a Laplace count ñ paid by eps_count under add/remove, else the fold's training "
+            "size (public under replace-one; outside the guarantee under add/remove with privacy.count_share=0)"
+        ),
     ),
     "delta_spent": (RELEASE, "δ the ledger spent"),
     "eps_train": (RELEASE, "ε the released model's training spent (tuning=private: one trial's, at the run's δ)"),
@@ -120,8 +126,10 @@ RESULTS: Mapping[str, tuple[str, str]] = {
     "n_iterations": (RELEASE, "iterations run (decided from noisy releases for adaptive methods)"),
     "grad_evals": (
         MEASUREMENT,
-        "gradient evaluations: per-record work, Σ|B_t| over DP-SGD's secret Poisson batches and "
-        "T·n for full batches (a count of the data under add/remove; never paid for)",
+        (
+            "gradient evaluations: per-record work, Σ|B_t| over DP-SGD's secret Poisson batches and "
+            "T·n for full batches (a count of the data under add/remove; never paid for)"
+        ),
     ),
     "obj_evals": (
         MEASUREMENT,

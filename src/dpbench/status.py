@@ -126,7 +126,7 @@ def _config_loader():
         from dpbench.conf_files import config_dir
 
         return ConfigLoaderImpl(config_search_path=create_config_search_path(str(config_dir())))
-    except Exception:  # private Hydra API moved: plain choice sweeps still expand without it
+    except Exception:  # noqa: BLE001 — private Hydra API moved: plain choice sweeps still expand without it
         return None
 
 

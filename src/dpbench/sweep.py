@@ -60,7 +60,7 @@ class ManifestCallback(Callback):
         try:
             report = sweep_status(self._sweep_dir)
             path = write_manifest(report)
-        except Exception as exc:  # a report must never turn a finished sweep into a failed one
+        except Exception as exc:  # noqa: BLE001 — a report must never turn a finished sweep into a failed one
             log.warning("cannot write the sweep manifest in %s: %s", self._sweep_dir, exc)
             return None
         _ENDED.append(report)

@@ -7,6 +7,7 @@ the leaderboard never ranks them."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -129,7 +130,7 @@ def test_unit_features_after_bias_is_sklearns_normalizer_behind_the_bias():
 # ------------------------------------------------------------------------------------- through the engine
 @pytest.mark.parametrize("name", ["outpert_gd", "objpert"])
 def test_authors_code_refuses_clipped_rows(compose_run_config, name):
-    with pytest.raises(ConfigError, match="set data.row_norm=null"):
+    with pytest.raises(ConfigError, match=re.escape("set data.row_norm=null")):
         compose_run_config(f"algorithm={name}", "algorithm.fidelity=authors_code", *JOB)
 
 

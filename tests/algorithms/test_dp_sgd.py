@@ -89,7 +89,7 @@ def test_poisson_subsample_has_the_bernoulli_law(chunk):
     sizes = []
     for _ in range(draws):
         idx = poisson_subsample(n, q, rng) if chunk is None else bernoulli_positions(n, q, rng, chunk)
-        assert np.all(np.diff(idx) > 0) and (idx.size == 0 or 0 <= idx[0] and idx[-1] < n)
+        assert np.all(np.diff(idx) > 0) and (idx.size == 0 or (idx[0] >= 0 and idx[-1] < n))
         counts[idx] += 1
         pairs[np.ix_(idx, idx)] += 1
         sizes.append(len(idx))

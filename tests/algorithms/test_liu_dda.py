@@ -2,6 +2,7 @@
 σ for the budget, Theorem 1 mode and its refusals, config checks, the ℓ1-SVM's F*, presets end to end."""
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -101,7 +102,7 @@ def test_theorem1_mode_uses_the_corrected_sigma_and_charges_the_proofs_guarantee
     sigma = theorem1_sigma(0.8, delta0=0.01, iota=1.0, q=2, iterations=100, lipschitz=1.0, corrected=True)
     assert trace["sigma"].iloc[0] == sigma
     amplified = theorem1_sigma(0.8, delta0=0.01, iota=0.1, q=2, iterations=2000, lipschitz=1.0, corrected=True)
-    with pytest.raises(ValueError, match="δ' = √\\(Σε'²\\) = 3.57"):
+    with pytest.raises(ValueError, match=re.escape("δ' = √(Σε'²) = 3.57")):
         proof_guarantee(2000, sigma=amplified, lipschitz=1.0, delta0=0.01, iota=1.0, q=2)
     eps_cert, delta_cert = proof_guarantee(100, sigma=sigma, lipschitz=1.0, delta0=0.01, iota=1.0, q=2)
     assert ledger.entries[0].event.epsilon == eps_cert and ledger.entries[0].event.delta == delta_cert
@@ -131,7 +132,7 @@ def test_subgradients_are_clipped_to_the_public_bound():
 def test_lipschitz_must_be_public():
     data = load_dataset("synthetic_logreg", {"n": 200}, data_dir=Path("."), allow_download=False)
     problem = make_problem(data.X, data.y, loss="hinge", reg=0.0005)
-    with pytest.raises(ConfigError, match="algorithm.lipschitz"):
+    with pytest.raises(ConfigError, match=re.escape("algorithm.lipschitz")):
         _fit(DPDDA(iterations=10), problem)
     result, _, trace = _fit(DPDDA(iterations=10, lipschitz=20.0), problem)
     assert result.n_iterations == 10 and np.isnan(trace["test_accuracy"]).all()
@@ -161,7 +162,7 @@ def test_config_pairs_models_and_algorithms(compose_run_config):
     )
     assert run.algorithm == "dp_dda" and run.algorithm_params["n_edges"] == 2 and run.model.l1_reg == 0.0005
     with pytest.raises(
-        ConfigError, match="ℓ1 regulariser .* dp_sgd does not handle.*dp_dda, dp_dda_all_nodes, nonprivate"
+        ConfigError, match=r"ℓ1 regulariser .* dp_sgd does not handle.*dp_dda, dp_dda_all_nodes, nonprivate"
     ):
         _compose("algorithm=dp_sgd", "model=liu_l1_svm")
     with pytest.raises(ConfigError, match="exactly one regulariser"):

@@ -116,7 +116,7 @@ def test_correct_runs_as_before_the_fidelity_key(algorithm, n, delta, fingerprin
 # ----------------------------------------------------------------------------------- refused combinations
 def test_paper_refuses_noise_theorem1_and_unknown_modes():
     with pytest.raises(
-        ValueError, match="fidelity=paper draws Theorem 1's σ as printed.*noise=theorem1 with fidelity=correct"
+        ValueError, match=r"fidelity=paper draws Theorem 1's σ as printed.*noise=theorem1 with fidelity=correct"
     ):
         DPDDA(fidelity="paper", noise="theorem1")
     with pytest.raises(ConfigError, match="algorithm dp_dda_all_nodes: fidelity must be one of correct, paper"):

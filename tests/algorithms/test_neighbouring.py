@@ -68,23 +68,21 @@ REPLACE = {"replace_one": "native"}
 EXPECTED = {
     "nonprivate": None,
     "majority": None,
-    **{
-        name: (GROUP, "add_remove", "record")
-        for name in ("dp_sgd", "dp_blsgd", "dp_blsgd_ac", "dp_blgd", "dp_agd", "privgene")
-    },
+    **dict.fromkeys(
+        ("dp_sgd", "dp_blsgd", "dp_blsgd_ac", "dp_blgd", "dp_agd", "privgene"), (GROUP, "add_remove", "record")
+    ),
     "objpert": (BOTH, "replace_one", "record"),
     "outpert_gd": (BOTH, "replace_one", "record"),
     "outpert_rsgd": (REPLACE, "replace_one", "record"),
-    **{
-        name: (BOTH, "replace_one", "record")
-        for name in ("dp_gd", "dp_hb", "dp_nag", "dp_nag_opt", "dp_masg", "dp_masg_opt")
-    },
+    **dict.fromkeys(
+        ("dp_gd", "dp_hb", "dp_nag", "dp_nag_opt", "dp_masg", "dp_masg_opt"), (BOTH, "replace_one", "record")
+    ),
     "dp_dda": (REPLACE, "replace_one", "node_sample"),
     "dp_dda_all_nodes": (REPLACE, "replace_one", "node_sample"),
-    **{
-        name: (REPLACE, "replace_one", "offset_vector")
-        for name in ("pwa_laplace_data", "pwa_laplace_solution", "pwa_exponential", "pwa_subgradient")
-    },
+    **dict.fromkeys(
+        ("pwa_laplace_data", "pwa_laplace_solution", "pwa_exponential", "pwa_subgradient"),
+        (REPLACE, "replace_one", "offset_vector"),
+    ),
     "pwa_subgradient_nonprivate": None,
     **{
         name: ({"add_remove": "native"}, "add_remove", "validation_row")
@@ -256,7 +254,7 @@ def test_chen_lee_armijo_query_is_add_remove_with_public_n(monkeypatch, algo):
     on_own_n = built_queries(make_problem(*_without(X, y, 0), loss="logistic", reg=0.0))
     L = on_d._normaliser
     assert on_public._normaliser == L and on_own_n._normaliser != L
-    assert L == pytest.approx(getattr(algo, "sampling_rate", 1.0) * n)
+    assert pytest.approx(getattr(algo, "sampling_rate", 1.0) * n) == L
 
     def first_query(problem, batch, normaliser):
         q = ArmijoQueries(

@@ -133,7 +133,7 @@ def test_batches_and_step_schedule_follow_the_public_code():
     assert list(batch_sizes(3, 1000)) == [3]  # b > n: one full batch
     X, y = _data(40, 3, 3)
     problem = make_problem(X, y, loss="logistic", reg=0.01)
-    sizes, steps = OutPertRSGD(epochs=4, batch_size=10, init_step=2.0).schedule(problem)
+    _, steps = OutPertRSGD(epochs=4, batch_size=10, init_step=2.0).schedule(problem)
     np.testing.assert_allclose(steps, 2.0 / np.sqrt([1, 2, 3, 4]))
     _, steps = OutPertRSGD(epochs=3, batch_size=100, init_step=2.0).schedule(problem)
     np.testing.assert_allclose(steps, [2.0, 2.0, 2.0])  # a single batch keeps η₀ (public code)
@@ -303,7 +303,7 @@ def test_hinge_loss_and_zero_regulariser_are_refused(cls):
         _fit(cls(), hinge)
     flat = make_problem(X, y, loss="logistic", reg=0.0)
     ledger = _ledger()
-    with pytest.raises(ValueError, match="μ .* must be > 0"):
+    with pytest.raises(ValueError, match=r"μ .* must be > 0"):
         cls().fit(flat, ledger, np.random.default_rng(0), Tracer(flat, ledger))
     assert ledger.entries == []
 
@@ -330,4 +330,4 @@ def test_yaml_lists_every_hyper_parameter_with_its_default(cls):
     conf = full["algorithm"]
     assert conf.pop("name") == cls.name
     assert set(conf.pop("tuning_grid")) <= set(vars(cls()))  # tuning=private / oracle search these
-    assert conf == {k: v for k, v in vars(cls()).items()}
+    assert conf == vars(cls())

@@ -12,7 +12,7 @@ from dpbench.audit.targets import laplace_target
 
 
 def _table(out: str) -> str:
-    return out.split("\n\nper-target confidence")[0]
+    return out.split("\n\nper-target confidence", maxsplit=1)[0]
 
 
 def test_module_runs_prints_the_table_and_writes_parquet(cli, tmp_path):

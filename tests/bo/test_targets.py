@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import warnings
 
 import numpy as np
@@ -96,7 +97,7 @@ def test_bad_target_options_are_config_errors_naming_them(name, options, message
 
 
 def test_spec_rejects_an_option_of_the_other_target():
-    with pytest.raises(ConfigError, match="row_norm = 2.0 is not an option of target svm_rbf"):
+    with pytest.raises(ConfigError, match=re.escape("row_norm = 2.0 is not an option of target svm_rbf")):
         TargetSpec("svm_rbf", row_norm=2.0)
 
 

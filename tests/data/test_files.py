@@ -137,7 +137,7 @@ def test_hash_sidecar_cache_for_large_files(tmp_path, monkeypatch):
     assert cached["sha256"] == digest and cached["size"] == 1000
     # a cached hash is trusted while size and mtime match ...
     sidecar.write_text(json.dumps({**cached, "sha256": "a" * 64}))
-    with pytest.raises(ChecksumError, match="got a{64}"):
+    with pytest.raises(ChecksumError, match=r"got a{64}"):
         fetch(spec, tmp_path, False)
     stat = path.stat()  # ... and recomputed once they change
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))

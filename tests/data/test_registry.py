@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -88,8 +89,8 @@ def test_float32_data_are_the_float64_data_rounded_with_the_same_labels(tmp_path
     wide = load_dataset("synthetic_svm", options, data_dir=tmp_path, allow_download=False)
     narrow = load_dataset("synthetic_svm", options, data_dir=tmp_path, allow_download=False, dtype="float32")
     assert narrow.X.dtype == narrow.X_test.dtype == np.float32 and wide.X.dtype == np.float64
-    for a, b in ((narrow.X, wide.X), (narrow.X_test, wide.X_test)):
-        a, b = (a.toarray(), b.toarray()) if sp.issparse(a) else (a, b)
+    for narrow_X, wide_X in ((narrow.X, wide.X), (narrow.X_test, wide.X_test)):
+        a, b = (narrow_X.toarray(), wide_X.toarray()) if sp.issparse(narrow_X) else (narrow_X, wide_X)
         assert np.array_equal(a, b.astype(np.float32))
     assert np.array_equal(narrow.y, wide.y) and np.array_equal(narrow.y_test, wide.y_test)
     assert narrow.checksum != wide.checksum
@@ -99,5 +100,5 @@ def test_float32_data_are_the_float64_data_rounded_with_the_same_labels(tmp_path
 
 
 def test_an_unknown_dtype_is_refused(tmp_path):
-    with pytest.raises(DataError, match="data.dtype must be one of float64, float32, got 'float16'"):
+    with pytest.raises(DataError, match=re.escape("data.dtype must be one of float64, float32, got 'float16'")):
         load_dataset("synthetic_svm", {}, data_dir=tmp_path, allow_download=False, dtype="float16")

@@ -3,6 +3,7 @@ tiny fake sweep directories whose numbers are known."""
 
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -198,5 +199,5 @@ def test_fig4_labels_the_batch_size_and_missing_trace_fails_clearly(tmp_path):
     text = kuru.summary(load_jobs([sweep]))
     assert "## m = 100, n = 1000, c = 1" in text and "| T = 100 |" in text
     (sweep / "0" / "trace.parquet").unlink()
-    with pytest.raises(DpbenchError, match="no trace.parquet"):
+    with pytest.raises(DpbenchError, match=re.escape("no trace.parquet")):
         load_jobs([sweep])

@@ -116,7 +116,7 @@ def verdict(text: str, claim: str) -> str:
 
 def finding(text: str, section: str, statement: str) -> str:
     """The text after ``**statement**…: `` in the findings under heading ``## section``."""
-    block = text.split(f"## {section}\n")[1].split("\n## ")[0]
+    block = text.split(f"## {section}\n")[1].split("\n## ", maxsplit=1)[0]
     line = next(line for line in block.splitlines() if line.startswith(f"- **{statement}"))
     return line.split("**: ", 1)[1] if "**: " in line else line.split("): ", 1)[1]
 
@@ -250,7 +250,7 @@ def test_summary_tuning_statements_flip_on_rigged_data():
 def test_summary_covers_both_kinds_of_rows_together():
     text = kusner.summary(pd.concat([make_study(), make_tuning()], ignore_index=True))
     assert verdict(text, "(1)") == "HOLDS" and "## Alg. 2: target svm_rbf" in text
-    with pytest.raises(ValueError, match="no rows of kusner_mtgp_likelihood .* or of kusner_alg1"):
+    with pytest.raises(ValueError, match=r"no rows of kusner_mtgp_likelihood .* or of kusner_alg1"):
         kusner.summary(make_tuning().assign(algorithm="dp_sgd"))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -97,7 +98,7 @@ def test_mixed_relations_or_configurations_are_refused():
         check_comparable(mixed)
     two_configs = _rows({("x", 0.1, "a"): 0.9})
     two_configs.loc[0, "config_hash"] = "other"
-    with pytest.raises(DpbenchError, match="more than one configuration, e.g. a on x at ε = 0.1"):
+    with pytest.raises(DpbenchError, match=re.escape("more than one configuration, e.g. a on x at ε = 0.1")):
         table(two_configs)
 
 

@@ -257,9 +257,9 @@ def test_unsuitable_results_fail_clearly():
     jobs = make_jobs(eps_values=(0.8,))
     with pytest.raises(DpbenchError, match="no runs of dp_dda or dp_dda_all_nodes"):
         liu.summary(Jobs(jobs.results.assign(algorithm="dp_sgd"), jobs.traces))
-    with pytest.raises(DpbenchError, match="lack column.*fstar"):
+    with pytest.raises(DpbenchError, match=r"lack column.*fstar"):
         liu.fig2(Jobs(jobs.results.drop(columns="fstar"), jobs.traces))
-    with pytest.raises(DpbenchError, match="traces lack column.*epoch"):
+    with pytest.raises(DpbenchError, match=r"traces lack column.*epoch"):
         liu.fig1(Jobs(jobs.results, jobs.traces.drop(columns="epoch")))
 
 

@@ -9,6 +9,7 @@ tests check the same quantities everywhere in those ranges, against independent 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import dp_accounting
@@ -143,23 +144,28 @@ def test_subsampled_gaussian_rdp_is_the_renyi_divergence_by_quadrature():
         ours = float(rdp_poisson_subsampled_gaussian(q, sigma, [order])[0])
         if not 1e-6 <= ours * (order - 1) <= 69.0:
             continue
-
-        log_norm = math.log(sigma * math.sqrt(2.0 * math.pi))
-
-        def integrand(z):  # p₀(z)·[(1 − q + q·L(z))^α − 1] with L = p₁/p₀, p₁ the density of N(1,σ²)
-            log_power = order * math.log1p(q * math.expm1((2.0 * z - 1.0) / (2.0 * sigma**2)))
-            log_p0 = -z * z / (2.0 * sigma**2) - log_norm
-            if log_power < 700.0:  # expm1 avoids cancellation where L ≈ 1
-                return math.exp(log_p0) * math.expm1(log_power)
-            return math.exp(log_p0 + log_power)  # the − p₀(z) is below the last digit here
-
-        lo, hi = -12.0 * sigma, order + 12.0 * sigma  # the tilted law has mode ≤ α and std σ
-        value, error = integrate.quad(
-            integrand, lo, hi, points=[0.5, order / 2.0, float(order)], epsabs=0.0, epsrel=1e-10, limit=400
-        )
-        by_quadrature = math.log1p(value) / (order - 1)
+        by_quadrature, error = _subsampled_gaussian_rdp_by_quadrature(q, sigma, order)
         assert abs(ours - by_quadrature) <= 1e-9 * ours, (q, sigma, order, ours, by_quadrature, error)
         checked += 1
+
+
+def _subsampled_gaussian_rdp_by_quadrature(q: float, sigma: float, order: int) -> tuple[float, float]:
+    """D_α((1−q)N(0,σ²) + qN(1,σ²) ‖ N(0,σ²)) at integer α = ``order`` as log(1 + ∫ p₀·[(1 − q + q·L)^α − 1])
+    / (α−1) by adaptive quadrature, and quad's error estimate of the integral."""
+    log_norm = math.log(sigma * math.sqrt(2.0 * math.pi))
+
+    def integrand(z):  # p₀(z)·[(1 − q + q·L(z))^α − 1] with L = p₁/p₀, p₁ the density of N(1,σ²)
+        log_power = order * math.log1p(q * math.expm1((2.0 * z - 1.0) / (2.0 * sigma**2)))
+        log_p0 = -z * z / (2.0 * sigma**2) - log_norm
+        if log_power < 700.0:  # expm1 avoids cancellation where L ≈ 1
+            return math.exp(log_p0) * math.expm1(log_power)
+        return math.exp(log_p0 + log_power)  # the − p₀(z) is below the last digit here
+
+    lo, hi = -12.0 * sigma, order + 12.0 * sigma  # the tilted law has mode ≤ α and std σ
+    value, error = integrate.quad(
+        integrand, lo, hi, points=[0.5, order / 2.0, float(order)], epsabs=0.0, epsrel=1e-10, limit=400
+    )
+    return math.log1p(value) / (order - 1), error
 
 
 def test_fractional_orders_are_refused_for_subsampling_and_exact_at_full_rate():
@@ -174,18 +180,7 @@ def test_fractional_orders_are_refused_for_subsampling_and_exact_at_full_rate():
         alpha = float(rng.uniform(1.0, 512.0))
         if alpha == round(alpha):
             continue
-        orders = [2.0, alpha]
-        calls = [
-            lambda: rdp_poisson_subsampled_gaussian(q, sigma, orders),
-            lambda: rdp_poisson_subsampled(q, lambda ls: rdp_gaussian(sigma, ls), orders),
-            lambda: rdp_sampled_without_replacement(q, lambda ls: rdp_laplace(sigma, ls), orders),
-            lambda: RDPAccountant(orders=orders).cost(PoissonSampledEvent(q, GaussianEvent(sigma))),
-            lambda: RDPAccountant(orders=orders, gaussian_amplification="lemma4").cost(
-                PoissonSampledEvent(q, GaussianEvent(sigma))
-            ),
-            lambda: RDPAccountant(orders=orders).cost(SampledWithoutReplacementEvent(1, 7, GaussianEvent(sigma))),
-        ]
-        for call in calls:
+        for call in _subsampled_entry_points(q, sigma, [2.0, alpha]):
             with pytest.raises(ValueError, match="only integer"):
                 call()
 
@@ -195,26 +190,48 @@ def test_fractional_orders_are_refused_for_subsampling_and_exact_at_full_rate():
         accountant = dp_accounting.rdp.RdpAccountant(orders=[alpha])
         accountant.compose(dp_accounting.PoissonSampledDpEvent(1.0, dp_accounting.GaussianDpEvent(sigma)))
         theirs = float(accountant.rdp[0])
-        log_norm = math.log(sigma * math.sqrt(2.0 * math.pi))
-
-        def exponent(z):  # log of p₁(z)^α p₀(z)^{1−α}, p₁ and p₀ the densities of N(1,σ²) and N(0,σ²)
-            log_p1 = -((z - 1.0) ** 2) / (2.0 * sigma**2) - log_norm
-            log_p0 = -(z**2) / (2.0 * sigma**2) - log_norm
-            return alpha * log_p1 + (1.0 - alpha) * log_p0
-
-        mode = optimize.minimize_scalar(lambda z: -exponent(z), bracket=(0.0, 1.0)).x
-        peak = exponent(mode)
-        integral, _ = integrate.quad(
-            lambda z: math.exp(exponent(z) - peak),
-            mode - 40 * sigma,
-            mode + 40 * sigma,
-            points=[mode],
-            epsabs=0.0,
-            epsrel=1e-12,
-            limit=200,
-        )
-        by_quadrature = (peak + math.log(integral)) / (alpha - 1.0)
+        by_quadrature = _gaussian_rdp_by_quadrature(sigma, alpha)
         assert abs(ours - theirs) <= 1e-9 * ours and abs(ours - by_quadrature) <= 1e-9 * ours, (sigma, alpha)
+
+
+def _subsampled_entry_points(q: float, sigma: float, orders: list[float]) -> list:
+    """Every way to price a subsampled mechanism at ``orders``, each a call without arguments: the three
+    curve functions and the RDP accountant's pricing of Poisson (both amplifications) and
+    without-replacement events."""
+    return [
+        lambda: rdp_poisson_subsampled_gaussian(q, sigma, orders),
+        lambda: rdp_poisson_subsampled(q, lambda ls: rdp_gaussian(sigma, ls), orders),
+        lambda: rdp_sampled_without_replacement(q, lambda ls: rdp_laplace(sigma, ls), orders),
+        lambda: RDPAccountant(orders=orders).cost(PoissonSampledEvent(q, GaussianEvent(sigma))),
+        lambda: RDPAccountant(orders=orders, gaussian_amplification="lemma4").cost(
+            PoissonSampledEvent(q, GaussianEvent(sigma))
+        ),
+        lambda: RDPAccountant(orders=orders).cost(SampledWithoutReplacementEvent(1, 7, GaussianEvent(sigma))),
+    ]
+
+
+def _gaussian_rdp_by_quadrature(sigma: float, alpha: float) -> float:
+    """D_α(N(1,σ²) ‖ N(0,σ²)) = log ∫ p₁^α p₀^{1−α} / (α−1), the integral by adaptive quadrature around the
+    integrand's peak (found by minimisation, and factored out so the integral is of order 1)."""
+    log_norm = math.log(sigma * math.sqrt(2.0 * math.pi))
+
+    def exponent(z):  # log of p₁(z)^α p₀(z)^{1−α}, p₁ and p₀ the densities of N(1,σ²) and N(0,σ²)
+        log_p1 = -((z - 1.0) ** 2) / (2.0 * sigma**2) - log_norm
+        log_p0 = -(z**2) / (2.0 * sigma**2) - log_norm
+        return alpha * log_p1 + (1.0 - alpha) * log_p0
+
+    mode = optimize.minimize_scalar(lambda z: -exponent(z), bracket=(0.0, 1.0)).x
+    peak = exponent(mode)
+    integral, _ = integrate.quad(
+        lambda z: math.exp(exponent(z) - peak),
+        mode - 40 * sigma,
+        mode + 40 * sigma,
+        points=[mode],
+        epsabs=0.0,
+        epsrel=1e-12,
+        limit=200,
+    )
+    return (peak + math.log(integral)) / (alpha - 1.0)
 
 
 # --- RDP → (ε, δ) never claims less than the true ε ------------------------------------------------
@@ -382,7 +399,9 @@ def test_gaussian_calibration_never_overshoots_and_is_tight():
         target, delta = float(log_uniform(rng, 0.02, 20.0)), float(log_uniform(rng, 1e-12, 1e-2))
         steps, q = int(np.rint(log_uniform(rng, 1.0, 1e5))), float(log_uniform(rng, 1e-4, 1.0))
         options = RDP_VARIANTS[i % len(RDP_VARIANTS)]
-        ok = _check_calibration(lambda: RDPAccountant(orders=COARSE_ORDERS, **options), target, delta, steps, q)
+        ok = _check_calibration(
+            functools.partial(RDPAccountant, orders=COARSE_ORDERS, **options), target, delta, steps, q
+        )
         found, refused = found + ok, refused + (not ok)
         _check_calibration(ZCDPAccountant, target, delta, steps, 1.0)
         with pytest.raises(UnsupportedEvent, match="accountant=rdp"):
@@ -390,7 +409,7 @@ def test_gaussian_calibration_never_overshoots_and_is_tight():
                 target, delta, steps=steps, sampling_rate=min(q, 0.5), accountant=ZCDPAccountant()
             )
         if i < 40:
-            _check_calibration(lambda: RDPAccountant(**options), target, delta, steps, q)
+            _check_calibration(functools.partial(RDPAccountant, **options), target, delta, steps, q)
     assert found >= 900 and refused >= 1, (found, refused)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -88,7 +89,7 @@ def test_calibrate_step_function_returns_feasible_end():
 
 
 def test_calibrate_unreachable_target_names_it():
-    with pytest.raises(ValueError, match="target_epsilon=0.25"):
+    with pytest.raises(ValueError, match=re.escape("target_epsilon=0.25")):
         calibrate_noise(lambda s: 1.0, 0.25)
 
 

@@ -133,8 +133,13 @@ def test_selection_mechanisms_return_index_and_charge_event(name):
     assert only_entry(ledger).event == event
 
 
+def _on_zeros(call):
+    """An additive mechanism's ``call(v, rng, ledger)`` as ``(rng, ledger)``, releasing a zero vector."""
+    return lambda r, l: call(np.zeros(3), r, l)
+
+
 ALL_CALLS = {
-    **{k: (lambda c: lambda r, l: c(np.zeros(3), r, l))(c) for k, (c, _) in MECHANISM_CALLS.items()},
+    **{k: _on_zeros(c) for k, (c, _) in MECHANISM_CALLS.items()},
     **{k: c for k, (c, _) in SELECTION_CALLS.items()},
 }
 

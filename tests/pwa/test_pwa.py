@@ -377,8 +377,8 @@ def test_step_sizes():
 
 # --------------------------------------------------------------------------------- budget and validation
 MECHANISMS = {
-    "laplace_data": lambda p, **kw: laplace_data(p, **kw),
-    "laplace_solution": lambda p, **kw: laplace_solution(p, **kw),
+    "laplace_data": laplace_data,
+    "laplace_solution": laplace_solution,
     "exponential_mcmc": lambda p, **kw: exponential_mcmc(p, n_steps=10, accounting="pure", **kw),
     "private_subgradient": lambda p, **kw: private_subgradient(p, iterations=11, **kw),
 }

@@ -258,7 +258,9 @@ class Algorithm:
         """Raise a ValueError naming the first hyper-parameter in ``keys`` that is not true or false."""
         for key in keys:
             if not isinstance(getattr(self, key), bool):
-                raise ValueError(f"{self.name}: {key} must be true or false, got {getattr(self, key)!r}")
+                raise ValueError(  # noqa: TRY004 — a hyper-parameter's bad value, a ValueError like every check here
+                    f"{self.name}: {key} must be true or false, got {getattr(self, key)!r}"
+                )
 
     def _check_fidelity(self) -> None:
         """Raise a ValueError unless ``fidelity`` is ``correct`` or one of this method's modes."""

@@ -203,7 +203,7 @@ def selection_probabilities(utilities, *, sensitivity: float, epsilon: float, ti
 def per_selection_epsilon(ledger, count: int) -> float:
     """The largest ε_sel such that ``count`` more ``PureDPEvent(ε_sel)`` fit in the ledger (bisection
     to floating-point resolution; uniform split of what remains, never above it)."""
-    fits = lambda eps: ledger.can_afford(PureDPEvent(eps), count)  # noqa: E731
+    fits = lambda eps: ledger.can_afford(PureDPEvent(eps), count)
     guess = (ledger.epsilon - ledger.eps_spent) / count
     if not guess > 0:
         raise ValueError("privgene: the ledger has no budget left")

@@ -249,7 +249,9 @@ class DDASimulator:
         self.clip = None if clip is None else check_positive("clip", clip)
         self._row_scales = _row_scales(self.features, self.clip)
         if not isinstance(all_nodes, bool):
-            raise ValueError(f"all_nodes must be true or false, got {all_nodes!r}")
+            raise ValueError(  # noqa: TRY004 — a bad value of a true/false option, refused like iota and schedule below
+                f"all_nodes must be true or false, got {all_nodes!r}"
+            )
         self.all_nodes = all_nodes
         n = self.node_rows.shape[0]
         if all_nodes:
@@ -275,7 +277,9 @@ class DDASimulator:
                 raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)} or a Schedule, got {schedule!r}")
             schedule = SCHEDULES[schedule]
         elif not isinstance(schedule, Schedule):
-            raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)} or a Schedule, got {schedule!r}")
+            raise ValueError(  # noqa: TRY004 — the same refusal as an unknown schedule name above
+                f"schedule must be one of {', '.join(SCHEDULES)} or a Schedule, got {schedule!r}"
+            )
         self._a, self._big_a, self._gamma = schedule.tables(self.iterations + 1)
         dim = self.features.shape[1]
         self.t = 1

@@ -12,14 +12,14 @@ import json
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
-from dpbench.errors import DpbenchError  # noqa: E402
+from dpbench.errors import DpbenchError
 from dpbench.plot.configs import check_one_configuration
-from dpbench.plot.generic import accuracy_table, metrics_vs_eps  # noqa: E402
+from dpbench.plot.generic import accuracy_table, metrics_vs_eps
 
 FIG34 = "chen_lee Figs 3–4"  # a curve per method: one configuration of each per (dataset, ε)
 
@@ -213,8 +213,7 @@ def _claim_wins(ranks: pd.Series, among: str, means: pd.Series, algorithm: str, 
     first = [e for e, mine, _, _ in cells if mine == 1]
     verdict = "holds" if len(first) == len(cells) else ("fails" if not first else "holds in part")
     detail = "; ".join(
-        f"ε = {e:g}: #{int(mine) if mine == mine and mine is not None else '—'} (best {best} {acc:.3f})"
-        for e, mine, best, acc in cells
+        f"ε = {e:g}: #{int(mine) if pd.notna(mine) else '—'} (best {best} {acc:.3f})" for e, mine, best, acc in cells
     )
     return lines + [f"- {algorithm} is first at {len(first)} of {len(cells)} ε: {verdict}. {detail}", ""]
 
@@ -223,8 +222,10 @@ def claim_weak_at_small_eps(ranks: pd.Series, among: str, means: pd.Series, algo
     """Markdown lines checking "``algorithms`` are weak at small ε": at each dataset's two smallest ε,
     rank among ``among`` (``ranks``) and accuracy against the majority class (``means``)."""
     lines = [
-        f'**"{" and ".join(algorithms)} are weak at small ε"** (at the two smallest ε of each '
-        f"dataset: rank among {among}, and accuracy against the majority class):",
+        (
+            f'**"{" and ".join(algorithms)} are weak at small ε"** (at the two smallest ε of each '
+            f"dataset: rank among {among}, and accuracy against the majority class):"
+        ),
         "",
     ]
     for dataset, here in ranks.groupby(level="dataset"):

@@ -166,9 +166,9 @@ def figure(df: pd.DataFrame) -> Figure:
 def _against_eps(ax, here: pd.DataFrame) -> None:
     """A line per (method, mode, setting): points of different hyper-parameters are never pooled."""
     rows = pd.concat([group.assign(setting=_settings(group)) for _, group in here.groupby("algorithm")])
-    for k, ((algorithm, mode, setting), line) in enumerate(rows.groupby(["algorithm", "mode", "setting"])):
+    for k, ((algorithm, mode, setting), points) in enumerate(rows.groupby(["algorithm", "mode", "setting"])):
         look = variant(str(algorithm), k)
-        line = line.sort_values("eps")
+        line = points.sort_values("eps")
         ax.errorbar(
             line["eps"],
             line["difference"],
@@ -262,13 +262,12 @@ def table(df: pd.DataFrame) -> str:
         lines += [f"## {paper}: {algorithm}, fidelity={mode}", "", guarantee, "", "What it changes:", ""]
         lines += [f"- {change}" for change in _declared_changes(str(algorithm), str(mode))]
         metric = group["metric"].iloc[0]
-        group = group.assign(setting=_settings(group))
         lines += [
             "",
             f"| dataset | ε | setting | {metric}: correct | {mode} | difference | runs |",
             "|---|---|---|---|---|---|---|",
         ]
-        for _, row in group.sort_values(["dataset", "eps", "setting"]).iterrows():
+        for _, row in group.assign(setting=_settings(group)).sort_values(["dataset", "eps", "setting"]).iterrows():
             diff = _fmt(row["difference"], row["difference_ci"])
             lines.append(
                 f"| {row['dataset']} | {row['eps']:g} | {row['setting'] or '—'} | "

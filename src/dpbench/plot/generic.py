@@ -12,11 +12,11 @@ from __future__ import annotations
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
 
-from dpbench.errors import DpbenchError  # noqa: E402
+from dpbench.errors import DpbenchError
 from dpbench.plot.configs import check_one_configuration, curve_labels
 from dpbench.plot.style import Style, style, variant
 

@@ -251,8 +251,8 @@ def _lowest_claim(stats: pd.DataFrame, xname: str, best: str = CLAIMED_BEST) -> 
     and the gap to the runner-up in standard errors."""
     candidates = [m for m in MECHANISMS if m != CLAIMED_BEST] + [best]
     lines, outcomes = [], []
-    for x, here in stats[stats["method"].isin(candidates)].groupby("x"):
-        here = here.sort_values("subopt")
+    for x, at_x in stats[stats["method"].isin(candidates)].groupby("x"):
+        here = at_x.sort_values("subopt")
         if best not in set(here["method"]) or len(here) < len(candidates):
             lines.append(f"{xname} = {x:g}: not every mechanism was run")
             continue

@@ -20,21 +20,21 @@ import math
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
-from dpbench.algorithms.kuru_schedules import (  # noqa: E402
+from dpbench.algorithms.kuru_schedules import (
     error_weights,
     masg_steps,
     momentum,
     optimal_noise,
 )
-from dpbench.errors import DpbenchError  # noqa: E402
+from dpbench.errors import DpbenchError
 from dpbench.plot.configs import check_one_configuration
-from dpbench.plot.io import Jobs  # noqa: E402
+from dpbench.plot.io import Jobs
 
 # ----------------------------------------------------------------------------- Fig. 1 constants
 FIG1_MU, FIG1_L = 0.5, 1.0  # Q = diag(μ, L), Sec 3.2 text (main_HB_quad.m has mu = 0.1; we follow the paper)
@@ -439,8 +439,10 @@ def summary(jobs: Jobs) -> str:
     lines = [
         "# kuru_acc Figs 3–4: final log10(F(x_T) − F*)",
         "",
-        "Cells: log10 of the mean over reps of F(x_T) − F*, ± the std over reps of log10(F(x_T) − F*); T is the "
-        + "requested number of iterations.",
+        (
+            "Cells: log10 of the mean over reps of F(x_T) − F*, ± the std over reps of log10(F(x_T) − F*); T is the "
+            "requested number of iterations."
+        ),
         "",
     ]
     for m, at_m in stats.groupby("m"):

@@ -24,14 +24,14 @@ import math
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from scipy import stats  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from scipy import stats
 
-from dpbench.errors import DpbenchError  # noqa: E402
-from dpbench.plot.chen_lee import claim_beats, claim_weak_at_small_eps  # noqa: E402
+from dpbench.errors import DpbenchError
+from dpbench.plot.chen_lee import claim_beats, claim_weak_at_small_eps
 from dpbench.plot.configs import describe_difference
 from dpbench.plot.style import style
 
