@@ -195,7 +195,7 @@ def hydra_message(exc: BaseException, args: tuple[str, ...] = ()) -> str:
             f"{key} is not a key of this configuration: a typo, or a key of a {group} choice not "
             f"selected; `dpbench --cfg job` prints every key{in_sweep}"
         )
-    text = text.split("Config search path")[0]
+    text = text.split("Config search path", maxsplit=1)[0]
     return " ".join(line.strip() for line in text.splitlines() if line.strip())
 
 

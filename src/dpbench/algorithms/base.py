@@ -288,7 +288,6 @@ class Algorithm:
         """For ``adaptive_stopping`` methods: the privacy event of one step as planned before any data
         is seen (public values only), from which the Rényi filter's order is fixed
         (:func:`~dpbench.privacy.filter.filter_accountant`); None when the method plans none."""
-        return None
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         raise NotImplementedError

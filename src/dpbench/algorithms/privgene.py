@@ -315,7 +315,7 @@ class PrivGene(Algorithm):
     # ------------------------------------------------------------------ public, data-independent pieces
     def n_rounds(self, n: int, epsilon: float) -> int:
         """r = max(round(nε/800), 1) (DP-AGD ``run_privgene_*.py``) unless ``rounds`` is set; capped by ``max_rounds``."""
-        r = self.rounds if self.rounds is not None else max(int(round(n * epsilon / self.rounds_divisor)), 1)
+        r = self.rounds if self.rounds is not None else max(round(n * epsilon / self.rounds_divisor), 1)
         return min(r, self.max_rounds) if self.max_rounds is not None else r
 
     def mutation_scale_at(self, t: int) -> float:

@@ -102,7 +102,7 @@ def _narrow(fits: Callable[[float], bool], known: _Known, target: float, width: 
         if hi <= lo * width:
             return
         x_lo, x_hi = math.log(lo), math.log(hi)
-        if 0.0 < known.eps_feasible and math.isfinite(known.eps_infeasible):
+        if known.eps_feasible > 0.0 and math.isfinite(known.eps_infeasible):
             f_lo = weight_lo * (math.log(known.eps_infeasible) - math.log(target))  # > 0
             f_hi = weight_hi * (math.log(known.eps_feasible) - math.log(target))  # ≤ 0
             x = x_hi - f_hi * (x_hi - x_lo) / (f_hi - f_lo)
