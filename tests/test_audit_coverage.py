@@ -1,5 +1,5 @@
 """Every private algorithm says which dpbench-audit targets audit its releases, and what they leave
-unaudited (issue 21 item 3): a private algorithm added without an entry fails here, and so does an
+unaudited: a private algorithm added without an entry fails here, and so does an
 entry with no target and no written reason, a target name the audit suite does not have, or an
 entry for a name the registry does not know."""
 

@@ -1,4 +1,4 @@
-"""The bad-input list (issue 18): every item stops the command with ONE line naming the bad key,
+"""The bad-input list: every item stops the command with ONE line naming the bad key,
 value or file and a non-zero exit status, with no traceback and nothing written — through the command
 line (a subprocess, as a user sees it) or, for inputs the shipped loaders cannot produce (NaN
 features, an empty table), at the engine. 87 distinct inputs: the 76 of ``CASES`` (values, types,
@@ -40,7 +40,7 @@ CASES = [
     (["experiment=nope"], "unknown experiment 'nope'; valid choices: adult_dp_sgd"),
     (["algorithm=dp_sgd", "model=pwa"], "model=pwa does not fit algorithm=dp_sgd"),
     (["model=liu_l1_svm"], "algorithm dp_blsgd does not handle"),
-    # issue 18 item 4: a key nothing reads is a typo, not a setting
+    # a key nothing reads is a typo, not a setting
     (
         ["+privacy.epss=1"],
         "privacy.epss is not a privacy setting; valid: conversion, count_share, delta, eps, neighbouring, noise_key, sampler",
@@ -50,12 +50,12 @@ CASES = [
     (["+data.rownorm=1"], "data.rownorm is not a data setting; valid: allow_download, dtype, row_norm, scaling"),
     (["+trace.evry=2"], "trace.evry is not a trace setting; valid: every, max_share, nonprivate"),
     (["+bo.foo=1"], "bo.foo is not a bo setting; valid: candidate_seed"),
-    # issue 18 item 3: a sweep preset without -m would run the defaults once
+    # a sweep preset without -m would run the defaults once
     (
         ["experiment=kuru_fig3"],
         "experiment=kuru_fig3 is a sweep preset; run it with -m: dpbench -m experiment=kuru_fig3",
     ),
-    # issue 18 item 5: extremes that ended in a traceback
+    # extremes: one line, not a traceback from the arithmetic
     (
         ["privacy.eps=1e-300"],
         "privacy.eps must be in [1e-06, 10000] (outside it the accountants' arithmetic under- or ",
@@ -134,7 +134,7 @@ CASES = [
     (["data=1"], "data is a section, not a value"),
     # paths
     (["hydra.run.dir=/dev/null/run"], "/dev/null/run: Not a directory"),
-    # tuning= (issue 17)
+    # tuning=
     (["tuning=nope"], "unknown tuning 'nope'; valid choices: fixed, oracle, private"),
     (["+tuning.trials=3"], "tuning.trials is not a tuning setting"),
     (["tuning=private", "privacy.neighbouring=replace_one"], "use privacy.neighbouring=add_remove or tuning=fixed"),
@@ -148,7 +148,7 @@ def test_bad_input_stops_with_one_line_and_writes_nothing(cli, tmp_path, args, e
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("dpbench: error: ") and expected in lines[0]
-    assert not (tmp_path / "outputs").exists()  # issue 18 item 6: not even Hydra's run directory
+    assert not (tmp_path / "outputs").exists()  # nothing written, not even Hydra's run directory
 
 
 def _one_error_line(result, status: int = 2) -> str:
@@ -244,7 +244,7 @@ def test_a_bad_value_in_a_multirun_is_one_line_and_the_status_pipe_closes_quietl
 
 
 def test_results_follow_the_umask(cli, tmp_path):
-    """Issue 18 item 9: files are written 0666 & ~umask (mkstemp alone would make them 0600)."""
+    """Files are written 0666 & ~umask (mkstemp alone would make them 0600)."""
     old = os.umask(0o027)
     try:
         result = cli(["dataset.n=1000", "dataset.d=5", "progress=false"], tmp_path)  # both classes at this size

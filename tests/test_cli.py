@@ -20,7 +20,7 @@ def test_default_run_writes_results_within_budget_then_skips_and_force_reruns_id
     assert first.returncode == 0, first.stderr
     job = tmp_path / "outputs" / "runs" / "default"
     df = _results(job)
-    last = first.stdout.strip().splitlines()[-1]  # issue 18 item 10: the run says what it did and where
+    last = first.stdout.strip().splitlines()[-1]  # the run's last line says what it did and where
     assert last.startswith("dpbench: dp_blsgd on synthetic_logreg, 1 run(s), test accuracy ")
     assert f"ε spent ≤ {df['eps_spent'].max():.3g} of 1" in last and last.endswith(f"; results in {job}")
     assert (df["eps_spent"] <= df["eps"]).all() and (df["eps_spent"] > 0).all()
@@ -175,7 +175,7 @@ def test_adult_dp_sgd_beats_majority_and_nonprivate_reaches_084(cli, tmp_path, s
 
 
 def test_help_documents_every_key_the_groups_presets_multirun_and_companion_commands(cli, tmp_path):
-    """Issue 18 item 10: `dpbench --help` is dpbench's, built from conf/ (Hydra's stays as --hydra-help)."""
+    """`dpbench --help` is dpbench's, built from conf/ (Hydra's stays as --hydra-help)."""
     from omegaconf import OmegaConf
 
     from dpbench.cli_help import config_keys

@@ -1,4 +1,4 @@
-"""Issue 21 item 2: results record the code that computed them; a rerun recomputes a job computed by
+"""Results record the code that computed them; a rerun recomputes a job computed by
 other code (``resume=strict``, the default) or keeps it and shows it stale (``resume=keep``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The documentation (issue 20): a README that is a front door (≤ 12 KB, every link resolving), and a
+"""The documentation: a README that is a front door (≤ 12 KB, every link resolving), and a
 mkdocs site that builds with ``--strict`` (broken links, missing anchors and missing included files
 are errors) in which every paper page shows its measured figures with their claim verdicts, generated
 by ``dpbench-plot`` into docs/results and included as written. docs/cli.md must be what the installed

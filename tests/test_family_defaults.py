@@ -1,4 +1,4 @@
-"""Issue 18 item 7: selecting an algorithm selects the model it needs (and, where only one fits, its dataset,
+"""Selecting an algorithm selects the model it needs (and, where only one fits, its dataset,
 bo.target and neighbouring relation) through Hydra defaults (conf/algorithm/*.yaml); the command line and
 experiment presets override that as usual; a refused model/algorithm pair names a model (and a dataset) that
 works; and no preset's job, nor the default run, changes its config hash."""
@@ -87,8 +87,8 @@ def test_the_algorithms_that_select_their_relation_are_those_refused_under_add_r
         compose_run_config("algorithm=outpert_rsgd")
 
 
-def test_the_issue_commands_compose(compose_run_config):
-    """The issue's three commands compose as written: kusner_alg1 under the default relation, the other two
+def test_commands_naming_only_the_method_compose(compose_run_config):
+    """Three commands that name the method but not its model compose as written: kusner_alg1 under the default relation, the other two
     under their paper's (native: replace_one); an explicit add_remove is still refused, wherever it is on the
     command line, and an explicit replace_one wins."""
     run = compose_run_config("algorithm=kusner_alg1")
@@ -154,7 +154,7 @@ def test_the_command_line_override_wins_in_the_cli(cli, tmp_path):
     )
 
 
-# ------------------------------------------------------------------ the issue's commands, run
+# ------------------------------------------------------------------ commands naming only the method, run
 @pytest.mark.parametrize(
     "args, expected",
     [
@@ -358,7 +358,7 @@ def _config_hashes(conf: Path, spell=None) -> dict[str, str]:
         return hashes
 
 
-def _traced_as_before_issue_19(label: str, overrides: list[str]) -> list[str]:
+def _traced_without_a_share_bound(label: str, overrides: list[str]) -> list[str]:
     """The case with the trace cadence it had when HASHES were recorded (no bound on its share)."""
     return [*overrides, "trace.max_share=null"]
 
@@ -366,7 +366,7 @@ def _traced_as_before_issue_19(label: str, overrides: list[str]) -> list[str]:
 def test_no_preset_job_nor_the_default_run_changes_its_config_hash():
     from dpbench.config import config_dir
 
-    hashes = _config_hashes(config_dir(), spell=_traced_as_before_issue_19)
+    hashes = _config_hashes(config_dir(), spell=_traced_without_a_share_bound)
     assert set(HASHES) <= set(hashes)
     changed = {label: (HASHES[label], hashes[label]) for label in HASHES if hashes[label] != HASHES[label]}
     assert not changed
@@ -374,7 +374,7 @@ def test_no_preset_job_nor_the_default_run_changes_its_config_hash():
 
 # Recorded from conf/ as committed before this change (each short spelling through its EXPLICIT form);
 # labels whose job was refused then (kuru_fig3/4's base config, outpert_rsgd under add_remove) are left out.
-# han_pwa's pwa_laplace_solution / pwa_subgradient jobs were re-recorded by issue 22: algorithm.fidelity replaced
+# han_pwa's pwa_laplace_solution / pwa_subgradient jobs were re-recorded when algorithm.fidelity replaced
 # paper_scale and selection, correct (the default) became Δ/ε and the active sign, and the han_fig presets run the
 # printed ones as pwa_laplace_solution_paper / pwa_subgradient_paper (pwa_subgradient_active is pwa_subgradient now).
 HASHES = {
@@ -526,7 +526,7 @@ HASHES = {
 
 
 def test_the_trace_bound_changes_the_hash_of_traced_jobs_only(compose_run_config):
-    """Issue 19: the automatic trace of a GLM job is bounded by trace.max_share (fewer records), so its
+    """The automatic trace of a GLM job is bounded by trace.max_share (fewer records), so its
     hash moves; the presets drawn from traces keep theirs (max_share: null), and so do jobs with no
     GLM trace (han_pwa, kusner_bo)."""
     assert compose_run_config().config_hash != HASHES["default"]

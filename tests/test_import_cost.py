@@ -1,4 +1,4 @@
-"""Issue 19: importing the engine, ``dpbench --help`` and a refused configuration answer fast because
+"""Importing the engine, ``dpbench --help`` and a refused configuration answer fast because
 they load none of the heavy libraries. Not timed: each case runs in a fresh interpreter and lists
 which of those modules it left in ``sys.modules``."""
 

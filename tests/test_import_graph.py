@@ -1,4 +1,4 @@
-"""Issue 20: dpbench's modules import one another without cycles, so that there is one way through
+"""dpbench's modules import one another without cycles, so that there is one way through
 the code (docs/architecture.md). Every import statement counts, at module level or inside a
 function, including those only for type checkers: a cycle deferred into a function is still a cycle
 of the design."""

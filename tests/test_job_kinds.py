@@ -1,4 +1,4 @@
-"""Issue 20: the engine knows no kind of job. Every algorithm's problem_kind has a registered job
+"""The engine knows no kind of job. Every algorithm's problem_kind has a registered job
 kind; the smallest kind of docs/architecture.md (run from the page itself) goes through
 ``engine.run_job`` untouched; an output without the core columns is refused before any file is written."""
 

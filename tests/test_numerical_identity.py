@@ -1,7 +1,7 @@
 """Speed work must not move a number: every GLM method, on fixed seeds, against a recorded reference.
 
 ``tests/reference/numerical.json`` holds, for each case below, what the engine produced on
-commit 7e38878 (before the performance work of issue 19): every run's released weights, its
+commit 7e38878 (before the performance work): every run's released weights, its
 ledger summary, its trace (iteration, objective, ε spent) and its results metrics. The test reruns
 each case in float64 and requires identical ledgers (events and counts exactly equal, ε spent to
 ``EPS_RTOL``) and weights, objectives and accuracies equal to 1e-12 relative (``RTOL``). ε spent is

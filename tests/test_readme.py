@@ -1,4 +1,4 @@
-"""The README as a newcomer meets it (issue 18): set-up 1 verbatim on a copy of this checkout (a
+"""The README as a newcomer meets it: set-up 1 verbatim on a copy of this checkout (a
 fresh venv, `pip install .`, no extras), then every command of its "Examples" block verbatim in that
 install, with the shared data (DPBENCH_DATA); each must exit 0. The commands of "Reproducing the
 papers" run for minutes to hours on two cores (their measured times are in the README): each sweep is

@@ -1,4 +1,4 @@
-"""Issue 18 item 8: results analyse across jobs. One flat column per hyper-parameter (``p_<name>``),
+"""Results analyse across jobs. One flat column per hyper-parameter (``p_<name>``),
 trace rows that say which job they belong to, and ``dpbench.results.load`` reading a job, a sweep or a
 tree into one tidy frame (never reading ``key=value`` directory names as hive partitions)."""
 

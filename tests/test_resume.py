@@ -1,4 +1,4 @@
-"""Issue 18 items 11 and 12: a job directory is claimed while its job runs (a second identical
+"""A job directory is claimed while its job runs (a second identical
 command waits, then skips), and an interrupted job resumes from the fold × rep runs it finished."""
 
 from __future__ import annotations

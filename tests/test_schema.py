@@ -1,4 +1,4 @@
-"""Every results/trace column is classified as public, release or measurement (issue 16, hole 5); the class
+"""Every results/trace column is classified as public, release or measurement; the class
 travels in the parquet files and docs/schema.md lists them all. (tests/test_eps_recomputation.py checks the
 files every registered algorithm writes.)"""
 

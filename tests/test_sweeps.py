@@ -340,7 +340,7 @@ def _running_ray_jobs() -> list[int]:
 
 @pytest.mark.slow
 def test_ray_launcher_runs_a_sweep_and_survives_a_killed_worker(cli, tmp_path):
-    """Issue 21 item 4: a 4-job sweep on a local Ray cluster, end to end. While it runs, the worker
+    """A 4-job sweep on a local Ray cluster, end to end. While it runs, the worker
     process of a running job is killed (SIGKILL); Ray retries that task, the job resumes from the runs
     it had finished (``.runs/``), and the sweep ends with every job's results and a complete manifest.
     Running the command again then finds every job finished and recomputes none. (.ci/run installs the

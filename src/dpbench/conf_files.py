@@ -1,7 +1,7 @@
 """Where dpbench's files are: the shipped ``conf/``, its config groups, and the cache directory.
 
 Standard library only, so that ``dpbench --help`` and a misspelt group option are answered
-before omegaconf or Hydra is imported (docs/performance.md, issue 19's start-up goal).
+before omegaconf or Hydra is imported (the start-up goals of docs/performance.md).
 """
 
 from __future__ import annotations

@@ -288,7 +288,7 @@ class RunConfig:
             )
         try:
             check_compatible(run.algorithm, run.model.loss)
-        except ConfigError as exc:  # name the models that work (issue 18 item 7)
+        except ConfigError as exc:  # name the models that work
             raise ConfigError(f"{exc}; use {_models_phrase(run.algorithm)} instead of model={model_name}") from None
         method = ALGORITHMS[run.algorithm]
         if run.privacy.sampler == "secure" and method.private and not method.secure_sampler:

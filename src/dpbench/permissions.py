@@ -1,7 +1,7 @@
 """File modes: what dpbench writes gets the permissions the user's umask asks for.
 
 Atomic writes go through :func:`tempfile.mkstemp`, which creates files 0600 whatever the umask, so
-lab-mates on a shared cluster could not read results or the data cache (issue 18, item 9). Every
+lab-mates on a shared cluster could not read results or the data cache. Every
 temporary file is given ``0666 & ~umask`` before it is renamed into place, as ``open()`` would.
 """
 

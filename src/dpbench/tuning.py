@@ -1,4 +1,4 @@
-"""How one fold × rep chooses its hyper-parameters: the ``tuning`` group (issue 17).
+"""How one fold × rep chooses its hyper-parameters: the ``tuning`` group.
 
 * ``fixed`` — the method's YAML values, trained on the training fold with the whole budget.
 * ``private`` — Papernot & Steinke's repeat-and-select ("Hyperparameter tuning with Rényi

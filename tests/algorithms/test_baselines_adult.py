@@ -53,7 +53,7 @@ def test_large_epsilon_approaches_nonprivate_on_adult(compose_run_config, shared
     ids=["dp_sgd_eps0.05", "dp_gd_kuru_logreg"],
 )
 def test_baselines_at_their_defaults_are_sensible_on_adult(compose_run_config, shared_data, tmp_path, overrides, floor):
-    """Issue "Equal footing": no baseline may fail because a fixed hyper-parameter ignores the
+    """Baselines on an equal footing: none may fail because a fixed hyper-parameter ignores the
     budget or the dataset. Deterministic (fixed seeds); measured 0.807/0.801 and 0.814."""
     data_dir = shared_data("adult_a9a/a9a.gz", "adult_a9a/a9a.t.gz")
     rows = run_job(compose_run_config("dataset=adult", f"data_dir={data_dir}", "progress=false", *overrides), tmp_path)

@@ -1,4 +1,4 @@
-"""Issue 22: ``fidelity=authors_code`` of chen_lee's baselines OutPert-GD and ObjPert, as the public
+"""``fidelity=authors_code`` of chen_lee's baselines OutPert-GD and ObjPert, as the public
 DP-AGD code (ppmlguy/DP-AGD, algo/outpert.py, algo/objperturb.py, run_outpert_logistic.py,
 run_objpert_logistic.py) runs them. Each mode is checked against a closed form written here from
 that code, independently of dpbench's implementation; its rows are labelled through the engine and

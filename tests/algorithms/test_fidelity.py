@@ -1,4 +1,4 @@
-"""Issue 22: ``algorithm.fidelity=correct|paper|authors_code``. Every mode is declared with what it
+"""``algorithm.fidelity=correct|paper|authors_code``. Every mode is declared with what it
 changes; a mode that breaks the guarantee labels its rows and is never ranked; DP-AGD's
 ``authors_code`` follows the public code (ppmlguy/DP-AGD, algo/agd_rho.py) where it differs."""
 

@@ -1,4 +1,4 @@
-"""Issue 22 for kuru_acc's six methods: ``fidelity=paper`` (Sec 5 as printed) and ``fidelity=authors_code``
+"""The fidelity modes of kuru_acc's six methods: ``fidelity=paper`` (Sec 5 as printed) and ``fidelity=authors_code``
 (the authors' MATLAB, sibirbil/DPAccGradMethods) change what docs/papers/kuru_acc.md lists, and nothing else."""
 
 from __future__ import annotations

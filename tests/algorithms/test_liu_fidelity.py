@@ -1,4 +1,4 @@
-"""Issue 22 for liu_dda: ``fidelity=paper`` draws Theorem 1's σ as printed (constant 32, the ι of node
+"""liu_dda's fidelity modes: ``fidelity=paper`` draws Theorem 1's σ as printed (constant 32, the ι of node
 sampling, no condition on T), as Sec. 5 does, is charged the ε the figures claim and labels its rows;
 ``fidelity=correct`` is unchanged for both ``noise`` values."""
 

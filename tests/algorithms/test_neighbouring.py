@@ -59,7 +59,7 @@ from dpbench.pwa.algorithms import PWA_METHODS
 
 TOL = 1e-9
 
-# The reviewed table (issue 16 hole 2; issue "Equal footing" 1): how each method meets each relation, the
+# The reviewed table: how each method meets each relation, the
 # relation its paper proves and its privacy unit. A new algorithm, or a changed entry, must be reviewed
 # here and covered by a test below.
 GROUP = {"add_remove": "native", "replace_one": "group_privacy"}  # n̄ public; replace-one by group privacy

@@ -55,7 +55,7 @@ def test_minimises_the_perturbed_objective_with_delta_two_lambda_over_eps(monkey
 
 def test_rows_outside_the_unit_ball_are_clipped_never_checked():
     """Rows of norm 2 (no public bound says otherwise): ObjPert neither looks at them nor aborts — it
-    trains on the rows clipped to norm 1, exactly as on data clipped beforehand (issue 16, hole 6)."""
+    trains on the rows clipped to norm 1, exactly as on data clipped beforehand."""
     base = _problem()
     wide = make_problem(base.X * 2.0, base.y, loss="logistic", reg=0.001)
     clipped = make_problem(clip_rows(base.X * 2.0, 1.0), base.y, loss="logistic", reg=0.001, public_row_norm=1.0)

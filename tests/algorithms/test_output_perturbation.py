@@ -78,7 +78,7 @@ def test_gd_sensitivity_is_the_closed_form():
 
 def test_gd_default_step_is_one_over_the_worst_case_smoothness():
     X, y = _data(200, 3, 1)
-    X[0] *= 2.0  # a row of norm 2: with R = 1 it is clipped (never checked, issue 16 hole 6); R = 2 keeps it
+    X[0] *= 2.0  # a row of norm 2: with R = 1 it is clipped (never checked); R = 2 keeps it
     problem = make_problem(X, y, loss="huber_hinge", reg=0.001)
     clipped = make_problem(clip_rows(X, 1.0), y, loss="huber_hinge", reg=0.001, public_row_norm=1.0)
     assert np.array_equal(_fit(OutPertGD(), problem)[0].w, _fit(OutPertGD(), clipped)[0].w)

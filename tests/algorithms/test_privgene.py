@@ -253,7 +253,7 @@ def test_small_budget_stays_private_and_runs_the_paper_round_count():
 # ----------------------------------------------------------------------------------- validation
 def test_features_beyond_the_public_bound_are_clipped_never_checked():
     """Entries up to 2 with B = 1: PrivGene does not look at them (no abort that would reveal the data)
-    but trains on entries clipped to [−B, B], exactly as on data clipped beforehand (issue 16, hole 6)."""
+    but trains on entries clipped to [−B, B], exactly as on data clipped beforehand."""
     X, y = _data(50, 3, seed=0)
     problem = make_problem(2.0 * X, y, loss="logistic", reg=0.001)
     clipped = make_problem(np.clip(2.0 * X, -1.0, 1.0), y, loss="logistic", reg=0.001, public_feature_bound=1.0)

@@ -1,4 +1,4 @@
-"""Issue 22 for chen_lee's DP-SGD and PrivGene baselines: ``fidelity=authors_code`` follows the public
+"""The fidelity modes of chen_lee's DP-SGD and PrivGene baselines: ``fidelity=authors_code`` follows the public
 DP-AGD code (ppmlguy/DP-AGD: algo/sgd.py ``dpsgd_ma`` with common/gaussian_moments.py; algo/privgene.py
 with run_privgene_logistic.py) where it differs, and ``correct`` is left as it was."""
 

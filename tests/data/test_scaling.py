@@ -1,4 +1,4 @@
-"""Public feature scaling (issue 16, hole 1): under the default ``data.scaling=public`` removing any record —
+"""Public feature scaling: under the default ``data.scaling=public`` removing any record —
 in particular the one that holds a column's extreme — changes no other record's features; the authors'
 whole-file min–max (``data.scaling=whole_file``) does, and is labelled as outside the guarantee."""
 

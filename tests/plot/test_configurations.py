@@ -1,4 +1,4 @@
-"""Issue 18 item 2: a figure never pools rows of different configurations into one curve. Generic
+"""A figure never pools rows of different configurations into one curve. Generic
 figures split them into curves labelled by the differing hyper-parameter; the papers' figures, a
 curve per method, refuse them in one line naming it."""
 
@@ -38,7 +38,7 @@ def _run(args: list[str], cwd, module: str = "dpbench") -> subprocess.CompletedP
 
 @pytest.fixture(scope="module")
 def adhoc(tmp_path_factory):
-    """The issue's session: an ad-hoc σ = 4 sweep (with the non-private reference), then a σ = 8 one,
+    """A user's session: an ad-hoc σ = 4 sweep (with the non-private reference), then a σ = 8 one,
     both into the one default ad-hoc directory."""
     root = tmp_path_factory.mktemp("adhoc")
     for args in (

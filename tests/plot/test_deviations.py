@@ -1,4 +1,4 @@
-"""``dpbench-plot deviations`` (issue 22): each fidelity mode against ``correct`` with 95 % intervals,
+"""``dpbench-plot deviations``: each fidelity mode against ``correct`` with 95 % intervals,
 the modes' declared changes, and chen_lee's claims per mode."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One look per method (issue 20): every registered method has its own colour and marker, the same in
+"""One look per method: every registered method has its own colour and marker, the same in
 every figure, and a figure draws a method in it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Rényi filters that price adaptive runs (issue 16, hole 3).
+"""Rényi filters that price adaptive runs.
 
 DP-BLSGD, DP-BLSGD-AC and DP-BLGD choose their next release from noisy outputs and stop when the
 budget cannot pay for it. A post-hoc minimum over Rényi orders is proven for a composition fixed in

@@ -1,4 +1,4 @@
-"""privacy.sampler (issue 16, hole 4): the numpy sampler unchanged bit for bit; the secure sampler exact,
+"""privacy.sampler: the numpy sampler unchanged bit for bit; the secure sampler exact,
 releasing on a grid that does not depend on the value, with the laws of CKS 2020 and calibrated so
 that the events the mechanisms charge still hold. Fixed seeds throughout; each statistical bound is
 stated with its false-alarm probability for a correct sampler."""

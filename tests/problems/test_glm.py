@@ -134,7 +134,7 @@ def test_an_inactive_clip_changes_nothing():
 
 
 def test_within_clips_each_record_by_public_bounds_only():
-    """GLMProblem.within (issue 16, hole 6): rows clipped to the L2 bound and entries to ±B, each from its
+    """GLMProblem.within: rows clipped to the L2 bound and entries to ±B, each from its
     own record alone (removing another record changes nothing), counts shared; a problem whose public
     bounds already guarantee the restriction is returned as is — no look at the data either way."""
     rng = np.random.default_rng(3)

@@ -234,7 +234,7 @@ def test_laplace_data_noise_is_vector_laplace_with_thm16_scale(monkeypatch):
 def test_laplace_data_privacy_audit(shift, threshold, informative):
     """Neighbours b = (0, 0) and b′ = b + b_max·shift, adjacent by eq. (4), for f = max(x + b₁, −x + b₂)
     on [−50, 50]: x_opt(b̃) = (b̃₂ − b̃₁)/2 moves by b_max for shift (−1, +1) (the full L2 sensitivity
-    √m·b_max) and by b_max/2 for the issue's b + b_max·e_j. Event S = {x ≥ threshold·b_max}, fixed
+    √m·b_max) and by b_max/2 for b + b_max·e_j (one offset moved). Event S = {x ≥ threshold·b_max}, fixed
     from the mechanism's form (the likelihood ratio of the projected vector-Laplace noise grows
     towards its maximum in the tail; the threshold keeps ~10–35% of runs in S). 20 000 runs per
     side; the 99% Clopper–Pearson lower bound on ε must be ≤ ε (fails with prob. < 1% if the

@@ -1,4 +1,4 @@
-"""Issue 22 for han_pwa: ``fidelity=paper`` runs Sec. 4.2's √d-scaled noise on the solution and Alg. 1's printed
+"""han_pwa's fidelity modes: ``fidelity=paper`` runs Sec. 4.2's √d-scaled noise on the solution and Alg. 1's printed
 sign; ``correct`` (the default) Δ/ε and the active sign. Both printed variants stay ε-DP: their rows say so.
 
 Hand-computed values: on the box of half-width c = ½ in d = 4, Δ = diam P = 2√d·c = 2, so at ε = 2 the noise

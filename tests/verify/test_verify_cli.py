@@ -1,4 +1,4 @@
-"""``dpbench-verify DIR`` (issue 21): passes on untouched results, and names the job and row of every edit
+"""``dpbench-verify DIR`` passes on untouched results, and names the job and row of every edit
 that changes what a results file or run.json says — an ε, a ledger's events, a budget, a measurement only a
 rerun can catch, and what a row means: its relation, guarantee, stopping order, paid releases and noise —
 with exit status 1; a bad directory is one line and status 2. Nothing is written into DIR."""

@@ -1,5 +1,5 @@
 """Feature scaling that leaks nothing: every numeric attribute is clipped to a range declared in code,
-then mapped to [0, 1] (issue 16, hole 1).
+then mapped to [0, 1].
 
 chen_lee Sec 5.2 and DP-AGD's ``load_dat(path, minmax=(0, 1))`` scale each feature by the minimum and
 maximum of the whole file, training rows included, before the folds are drawn. That scaling is a

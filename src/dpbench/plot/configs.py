@@ -1,5 +1,5 @@
 """Which results rows are one configuration, so that no figure pools rows of different
-configurations into one curve or point (issue 18, item 2).
+configurations into one curve or point.
 
 A row's configuration is what its columns record about how it ran: the method (``algorithm``), each
 hyper-parameter (``p_<name>``, :func:`dpbench.results.param_columns`) and the settings in

@@ -1,4 +1,4 @@
-"""Why a reproduction differs (issue 22): every fidelity mode of a method against ``correct``, and which
+"""Why a reproduction differs: every fidelity mode of a method against ``correct``, and which
 of the paper's claims hold in which mode. ``dpbench-plot deviations DIR`` on sweeps of the
 ``experiment=deviations_<paper>`` presets writes docs/results/deviations.{png,md}.
 

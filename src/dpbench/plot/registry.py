@@ -179,7 +179,7 @@ FIGURES: dict[str, FigureRecipe] = {
         ),
         FigureRecipe(
             "deviations",
-            "issue 22: each fidelity mode (paper as printed, authors' code) against fidelity=correct per method, dataset and ε, with 95% intervals, and the papers' claims per mode (experiment=deviations_<paper>)",
+            "why reproductions differ: each fidelity mode (paper as printed, authors' code) against fidelity=correct per method, dataset and ε, with 95% intervals, and the papers' claims per mode (experiment=deviations_<paper>)",
             deviations.figure,
             "deviations",
             deviations.table,

@@ -1,5 +1,5 @@
 """Rényi filters: how a run that chooses its releases from noisy outputs, and stops when the budget
-cannot pay, is priced (issue 16, hole 3).
+cannot pay, is priced.
 
 A post-hoc minimum over Rényi orders (``tight`` or ``prop1`` on every order) is a proven (ε, δ)
 guarantee only for a composition fixed in advance. For an adaptive run, dpbench uses one of two

@@ -167,7 +167,7 @@ def gaussian_fixed_batch_priced_as_poisson(
     return x + rng.normal(0.0, scale, size=x.shape)
 
 
-# --------------------------------------------------------------------- chen_lee's OutPert-GD (issue 22)
+# ----------------------------------------------------------- chen_lee's OutPert-GD (ppmlguy/DP-AGD, algo/outpert.py)
 def output_perturbation_assumed_lipschitz(
     w,
     *,

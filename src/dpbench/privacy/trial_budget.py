@@ -1,4 +1,4 @@
-"""The budget of one trial of private hyper-parameter tuning, fixed before any data is read (issue 17).
+"""The budget of one trial of private hyper-parameter tuning, fixed before any data is read.
 
 ``tuning=private`` runs Papernot & Steinke's repeat-and-select ("Hyperparameter tuning with Rényi
 differential privacy", ICLR 2022): K ~ TNB(η, γ) (or Poisson) trials, each training the method with

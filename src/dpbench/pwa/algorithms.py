@@ -8,7 +8,7 @@ runs it for R runs at once (the engine's ``reps``) and returns a
 Defaults follow han_pwa Sec. 5.1 where it gives them (k = 100 iterations, η = 0.1, 5000 MCMC
 steps, no projection of the perturbed solution); the rest are our choices, documented per field.
 
-Fidelity (``algorithm.fidelity``, issue 22). Two mechanisms are printed differently from what their
+Fidelity (``algorithm.fidelity``, docs/deviations.md). Two mechanisms are printed differently from what their
 privacy analysis needs: Sec. 4.2 draws the solution's noise with scale √d·Δ/ε where Thm 9 needs Δ/ε
 (:data:`LAPLACE_SOLUTION_PAPER`), and Alg. 1 prints exp(−ε·u_sub/(2b_max)), which favours the lowest
 piece where the subgradient is the active one (:data:`SUBGRADIENT_PAPER`). ``correct`` (the default)

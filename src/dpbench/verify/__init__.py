@@ -1,4 +1,4 @@
-"""``dpbench-verify DIR``: trust what is on disk (issue 21).
+"""``dpbench-verify DIR``: trust what is on disk.
 
 Over every ``results.parquet`` under DIR (a job directory, a sweep or a tree of them) with the
 ``run.json`` beside it, :mod:`dpbench.verify.checks` recomputes each row's ε from the ledger events
