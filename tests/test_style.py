@@ -19,8 +19,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 LINTED = ("src", "tests", "scripts", "examples")
 """What the ruff tests cover (those present: an sdist has no scripts/ or examples/)."""
-SOURCES = ("src", "tests", "scripts")
-SOURCE_SUFFIXES = (".py", ".sh")
+SOURCES = ("src", "tests", "scripts", "conf")
+SOURCE_SUFFIXES = (".py", ".sh", ".yaml")
 
 # the word, singular or plural, then a number ("#" optional); built from two halves so that this file does
 # not match itself
