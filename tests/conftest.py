@@ -11,6 +11,14 @@ from pathlib import Path
 import pytest
 
 
+def pytest_configure(config):
+    """Parse dpbench's source for its code identity once, here, before the xdist workers start: they and every
+    dpbench subprocess a test runs take it from the environment (dpbench.code_identity.HANDED_DOWN)."""
+    from dpbench import code_identity
+
+    code_identity.source_sha256()
+
+
 def _unavailable(reason: str) -> None:
     """Fail in CI (CI=true), where the real data must be present; skip elsewhere."""
     if os.environ.get("CI") == "true":

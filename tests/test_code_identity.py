@@ -209,3 +209,19 @@ def test_a_sweep_rerun_recomputes_only_the_jobs_of_other_code_and_dpbench_status
     assert old.stat().st_mtime_ns != stamps[old] and current.stat().st_mtime_ns == stamps[current]
     assert set(pd.read_parquet(old)["code_identity"]) == {code_identity.current().identity}
     assert "2 jobs: 2 finished, 0 stale" in cli([str(sweep)], tmp_path, module="dpbench.status").stdout
+
+
+def test_a_child_process_takes_the_meaning_handed_down_only_for_the_same_bytes(tmp_path, monkeypatch):
+    """The meaning digest reaches child processes through the environment, keyed by the exact source bytes:
+    a child running other bytes parses its own source."""
+    package = tmp_path / "dpbench"
+    shutil.copytree(code_identity.PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__"))
+    files = code_identity.source_files(package)
+    exact = code_identity.bytes_sha256(package, files)
+    monkeypatch.setenv(code_identity.HANDED_DOWN, f"{exact}:handed-down")
+    assert code_identity.source_sha256(package) == "handed-down"
+    engine = package / "algorithms" / "dp_sgd.py"
+    engine.write_text(f"{engine.read_text()}\nEDITED = True\n")
+    assert code_identity.source_sha256(package) == code_meaning.meaning_digest(
+        package, code_identity.source_files(package)
+    )

@@ -18,6 +18,8 @@ Importing this module imports nothing heavy; :func:`current` reads the source on
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -58,9 +60,35 @@ def source_files(package_dir: Path = PACKAGE_DIR) -> list[Path]:
     )
 
 
+HANDED_DOWN = "DPBENCH_CODE_MEANING"
+"""The environment variable through which a process hands its meaning digest to the processes it starts
+(launcher workers, subprocesses): ``<bytes digest>:<meaning digest>``. Parsing the source takes most of a
+second; the bytes digest takes milliseconds, and a child uses the handed-down meaning only when the bytes
+it runs are exactly those the parent parsed."""
+
+
+def bytes_sha256(package_dir: Path, files: list[Path]) -> str:
+    """sha256 over (relative path, NUL, length, NUL, bytes) of ``files``: which exact source this is."""
+    digest = hashlib.sha256()
+    for path in files:
+        data = path.read_bytes()
+        digest.update(f"{path.relative_to(package_dir).as_posix()}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
 def source_sha256(package_dir: Path = PACKAGE_DIR) -> str:
-    """The meaning digest (:func:`dpbench.code_meaning.meaning_digest`) of :func:`source_files`."""
-    return meaning_digest(package_dir, source_files(package_dir))
+    """The meaning digest (:func:`dpbench.code_meaning.meaning_digest`) of :func:`source_files`; the
+    running package's is handed down to child processes (:data:`HANDED_DOWN`)."""
+    files = source_files(package_dir)
+    exact = bytes_sha256(package_dir, files)
+    handed = os.environ.get(HANDED_DOWN, "")
+    if handed.startswith(f"{exact}:"):
+        return handed.split(":", 1)[1]
+    meaning = meaning_digest(package_dir, files)
+    if package_dir == PACKAGE_DIR:
+        os.environ[HANDED_DOWN] = f"{exact}:{meaning}"
+    return meaning
 
 
 def _git(*args: str) -> str | None:
