@@ -43,7 +43,7 @@ def module_name(path: Path, package_dir: Path) -> str:
 def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
     first = body[0] if body else None
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-        return body[1:] or [ast.Pass()]
+        return body[1:]
     return body
 
 
@@ -63,14 +63,12 @@ def _bound_names(statement: ast.stmt) -> list[str]:
 class _Index:
     """Every hashed module's top-level definitions and re-exports, to resolve an import to what it imports."""
 
-    modules: set[str] = field(default_factory=set)
     defines: dict[str, set[str]] = field(default_factory=dict)
     reexports: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
     definers: Counter = field(default_factory=Counter)
     basenames: Counter = field(default_factory=Counter)
 
     def add(self, module: str, tree: ast.Module, is_package: bool) -> None:
-        self.modules.add(module)
         self.basenames[module.rsplit(".", 1)[-1]] += 1
         names = {name for statement in tree.body for name in _bound_names(statement)}
         self.defines[module] = names
@@ -88,7 +86,7 @@ class _Index:
     def token(self, module: str, name: str, seen: frozenset = frozenset()) -> str:
         """What ``from <module> import <name>`` imports, independent of where it lives."""
         submodule = f"{module}.{name}"
-        if submodule in self.modules:
+        if submodule in self.defines:
             return self.module_token(submodule)
         if name in self.defines.get(module, ()):
             return f"def:{name}" if self.definers[name] == 1 else f"def:{module}.{name}"
@@ -186,7 +184,7 @@ def meaning_digest(package_dir: Path, files: Iterable[Path]) -> str:
     statements, bindings = [], set()
     for module, (tree, is_package) in trees.items():
         normaliser = _Normaliser(index, module, is_package)
-        body = tree.body[1:] if _without_docstring(tree.body) is not tree.body else tree.body
+        body = _without_docstring(tree.body)
         for statement in body:
             if isinstance(statement, ast.Import | ast.ImportFrom):
                 bindings.update(canonical(binding) for binding in normaliser.visit(statement))
