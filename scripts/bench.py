@@ -89,12 +89,12 @@ from dpbench.algorithms.privgene import (
     population_fitness,
 )
 from dpbench.algorithms.sampling import poisson_subsample
-from dpbench.config import TRACE_MAX_SHARE
 from dpbench.data import load_dataset
 from dpbench.privacy.accountants import _SHARED_PRICES, RDPAccountant
 from dpbench.privacy.ledger import Ledger
 from dpbench.problems import make_problem
 from dpbench.problems.losses import LogisticLoss
+from dpbench.settings import TRACE_MAX_SHARE
 
 KURU_SMOOTHNESS = 5.1033  # the L of kuru's Sec 5 (their data's public law)
 

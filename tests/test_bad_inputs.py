@@ -18,6 +18,7 @@ from dpbench import engine
 from dpbench.data.dataset import Dataset
 from dpbench.errors import DpbenchError
 from dpbench.jobs import glm
+from dpbench.jobs.plan import make_plan
 
 SMALL = ["dataset.n=200", "dataset.d=3", "progress=false"]
 
@@ -289,11 +290,12 @@ def test_empty_or_non_finite_data_is_refused_before_anything_runs(
 ):
     monkeypatch.setattr(glm, "load_dataset", lambda *a, **k: Dataset("toy", X, y, None, None, "x", {}))
     with pytest.raises(DpbenchError) as err:
-        engine.run_job(compose_run_config("progress=false"), tmp_path)
+        engine.run_job(make_plan(compose_run_config("progress=false")), tmp_path)
     assert str(err.value) == message
     assert not (tmp_path / "results.parquet").exists()
 
 
+@pytest.mark.slow
 def test_dpbench_plot_names_a_corrupt_results_file_and_an_unwritable_output(cli, tmp_path):
     """Companion commands get one line too: a corrupt results.parquet is named, not a pyarrow traceback."""
     assert cli(["dataset.n=1000", "dataset.d=5", "progress=false"], tmp_path).returncode == 0

@@ -179,7 +179,8 @@ def test_help_documents_every_key_the_groups_presets_multirun_and_companion_comm
     from omegaconf import OmegaConf
 
     from dpbench.cli_help import config_keys
-    from dpbench.config import TOP_LEVEL_KEYS, config_dir, group_choices
+    from dpbench.conf_files import config_dir, group_choices
+    from dpbench.resolve import TOP_LEVEL_KEYS
 
     result = cli(["--help"], tmp_path)
     assert result.returncode == 0 and not (tmp_path / "outputs").exists()

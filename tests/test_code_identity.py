@@ -14,6 +14,7 @@ import pytest
 from dpbench import code_identity, code_meaning
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
+from dpbench.jobs.plan import make_plan
 from dpbench.resume import RunStore
 from dpbench.status import inspect_job
 
@@ -106,7 +107,7 @@ def test_what_a_statement_says_changes_the_meaning(tmp_path):
 
 
 def test_results_and_run_json_record_the_code_identity(compose_run_config, tmp_path):
-    results = run_job(compose_run_config(*JOB), tmp_path)
+    results = run_job(make_plan(compose_run_config(*JOB)), tmp_path)
     now = code_identity.current()
     assert _identities(results) == {now.identity} and now.identity.startswith("0.1.0+src.")
     run = json.loads((tmp_path / "run.json").read_text())
@@ -122,12 +123,12 @@ def test_the_code_identity_and_the_resume_mode_are_not_part_of_the_config_hash(c
 
 def test_resume_strict_recomputes_a_job_computed_by_other_code(compose_run_config, tmp_path, code_change, caplog):
     cfg = compose_run_config(*JOB)
-    first = run_job(cfg, tmp_path)
-    assert run_job(cfg, tmp_path)["wall_time_s"].equals(first["wall_time_s"])  # same code: skipped
+    first = run_job(make_plan(cfg), tmp_path)
+    assert run_job(make_plan(cfg), tmp_path)["wall_time_s"].equals(first["wall_time_s"])  # same code: skipped
 
     new = code_change("5e5e5e5e5e5e")
     with caplog.at_level(logging.INFO, logger="dpbench"):
-        again = run_job(cfg, tmp_path)
+        again = run_job(make_plan(cfg), tmp_path)
     assert "recomputing dp_sgd" in caplog.text and first["code_identity"].iloc[0] in caplog.text
     assert _identities(again) == {new} == _identities(pd.read_parquet(tmp_path / "results.parquet"))
     assert json.loads((tmp_path / "run.json").read_text())["code"]["identity"] == new
@@ -142,11 +143,11 @@ def test_resume_strict_recomputes_a_job_computed_by_other_code(compose_run_confi
 def test_resume_keep_keeps_a_job_computed_by_other_code_and_shows_it_stale(
     compose_run_config, tmp_path, code_change, caplog
 ):
-    first = run_job(compose_run_config(*JOB), tmp_path)
+    first = run_job(make_plan(compose_run_config(*JOB)), tmp_path)
     old = first["code_identity"].iloc[0]
     new = code_change("4b4b4b4b4b4b")
     with caplog.at_level(logging.WARNING, logger="dpbench"):
-        kept = run_job(compose_run_config(*JOB, "resume=keep"), tmp_path)
+        kept = run_job(make_plan(compose_run_config(*JOB, "resume=keep")), tmp_path)
     assert "they are stale" in caplog.text
     pd.testing.assert_frame_equal(kept, first, check_exact=True)
     job = inspect_job(tmp_path.parent, [], tmp_path.name)
@@ -155,12 +156,12 @@ def test_resume_keep_keeps_a_job_computed_by_other_code_and_shows_it_stale(
 
 
 def test_results_from_before_code_identities_are_stale(compose_run_config, tmp_path):
-    run_job(compose_run_config(*JOB), tmp_path)
+    run_job(make_plan(compose_run_config(*JOB)), tmp_path)
     path = tmp_path / "results.parquet"
     pd.read_parquet(path).drop(columns="code_identity").to_parquet(path)
     job = inspect_job(tmp_path.parent, [], tmp_path.name)
     assert job.status == "stale" and "computed before dpbench recorded code identities" in job.note
-    assert _identities(run_job(compose_run_config(*JOB), tmp_path)) == {code_identity.current().identity}
+    assert _identities(run_job(make_plan(compose_run_config(*JOB)), tmp_path)) == {code_identity.current().identity}
 
 
 def test_stored_runs_of_other_code_are_reused_only_under_resume_keep(tmp_path):
@@ -179,6 +180,7 @@ def test_an_unknown_resume_mode_is_refused_by_name(compose_run_config):
         compose_run_config(*JOB, "resume=sometimes")
 
 
+@pytest.mark.slow
 def test_a_sweep_rerun_recomputes_only_the_jobs_of_other_code_and_dpbench_status_shows_them(cli, tmp_path):
     """End to end through the CLI: one job of a two-job sweep was computed by other code (its rows say so);
     ``resume=keep`` leaves it and dpbench-status lists it stale; the default rerun recomputes it alone."""

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.xdist_group("test_docs_site")  # its module-scoped fixture is made once, on one worker
+
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 RESULTS = DOCS / "results"
@@ -50,6 +52,7 @@ def test_every_preset_is_listed_in_reproducing_the_papers():
         assert f"`{preset.stem}`" in page, preset.stem
 
 
+@pytest.mark.slow
 def test_the_cli_reference_is_current():
     if not Path(sys.executable).with_name("dpbench").exists():
         pytest.skip("the dpbench commands are not installed beside this interpreter")

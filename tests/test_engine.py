@@ -8,6 +8,7 @@ import pytest
 
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError, PrivacyViolation
+from dpbench.jobs.plan import make_plan
 from dpbench.jobs.splits import make_splits
 
 SMALL = ("dataset.n=2000", "dataset.seed=1", "progress=false")
@@ -15,7 +16,7 @@ SMALL = ("dataset.n=2000", "dataset.seed=1", "progress=false")
 
 def test_results_have_schema_and_stay_within_budget(compose_run_config, tmp_path):
     cfg = compose_run_config(*SMALL, "reps=2", "cv.folds=3", "privacy.eps=0.5")
-    df = run_job(cfg, tmp_path)
+    df = run_job(make_plan(cfg), tmp_path)
     assert len(df) == 6
     assert sorted(zip(df["fold"], df["rep"])) == [(f, r) for f in range(3) for r in range(2)]
     assert (df["eps_spent"] <= 0.5).all() and (df["eps_spent"] > 0.4).all()
@@ -29,15 +30,17 @@ def test_results_have_schema_and_stay_within_budget(compose_run_config, tmp_path
 def test_same_seed_and_key_same_numbers_other_seed_or_key_other_numbers(compose_run_config, tmp_path):
     """The noise follows the sweep's secret key (one per key directory) and the seed; under
     privacy.noise_key=seed it follows the seed alone, in any directory."""
-    a = run_job(compose_run_config(*SMALL), tmp_path / "a", key_dir=tmp_path)
-    b = run_job(compose_run_config(*SMALL), tmp_path / "b", key_dir=tmp_path)
-    c = run_job(compose_run_config(*SMALL, "seed=1"), tmp_path / "c", key_dir=tmp_path)
-    d = run_job(compose_run_config(*SMALL), tmp_path / "d")  # its own key
+    a = run_job(make_plan(compose_run_config(*SMALL)), tmp_path / "a", key_dir=tmp_path)
+    b = run_job(make_plan(compose_run_config(*SMALL)), tmp_path / "b", key_dir=tmp_path)
+    c = run_job(make_plan(compose_run_config(*SMALL, "seed=1")), tmp_path / "c", key_dir=tmp_path)
+    d = run_job(make_plan(compose_run_config(*SMALL)), tmp_path / "d")  # its own key
     cols = ["test_accuracy", "train_objective", "eps_spent", "n_iterations", "grad_evals"]
     pd.testing.assert_frame_equal(a[cols], b[cols])
     for other in (c, d):
         assert not np.isclose(a["train_objective"].iloc[0], other["train_objective"].iloc[0], rtol=0, atol=1e-12)
-    e, f = (run_job(compose_run_config(*SMALL, "privacy.noise_key=seed"), tmp_path / name) for name in ("e", "f"))
+    e, f = (
+        run_job(make_plan(compose_run_config(*SMALL, "privacy.noise_key=seed")), tmp_path / name) for name in ("e", "f")
+    )
     pd.testing.assert_frame_equal(e[cols], f[cols])
     assert (tmp_path / "noise.key").is_file() and (tmp_path / "d" / "noise.key").is_file()
     assert not (tmp_path / "e" / "noise.key").exists()
@@ -56,25 +59,25 @@ def test_every_algorithm_sees_the_same_folds(compose_run_config):
 
 def test_finished_job_is_skipped_and_foreign_results_are_refused(compose_run_config, tmp_path):
     cfg = compose_run_config(*SMALL)
-    run_job(cfg, tmp_path)
+    run_job(make_plan(cfg), tmp_path)
     stamp = (tmp_path / "results.parquet").stat().st_mtime_ns
-    run_job(cfg, tmp_path)
+    run_job(make_plan(cfg), tmp_path)
     assert (tmp_path / "results.parquet").stat().st_mtime_ns == stamp
     with pytest.raises(ConfigError, match="holds results of another configuration"):
-        run_job(compose_run_config(*SMALL, "privacy.eps=0.3"), tmp_path)
+        run_job(make_plan(compose_run_config(*SMALL, "privacy.eps=0.3")), tmp_path)
 
 
 def test_corrupt_results_file_is_rerun(compose_run_config, tmp_path):
     cfg = compose_run_config(*SMALL)
-    expected = run_job(cfg, tmp_path)
+    expected = run_job(make_plan(cfg), tmp_path)
     (tmp_path / "results.parquet").write_bytes(b"PAR1 truncated")
-    again = run_job(cfg, tmp_path)
+    again = run_job(make_plan(cfg), tmp_path)
     pd.testing.assert_frame_equal(expected.drop(columns="wall_time_s"), again.drop(columns="wall_time_s"))
 
 
 def test_reference_baselines_record_infinite_epsilon(compose_run_config, tmp_path):
     for name in ("nonprivate", "majority"):
-        df = run_job(compose_run_config(*SMALL, f"algorithm={name}"), tmp_path / name)
+        df = run_job(make_plan(compose_run_config(*SMALL, f"algorithm={name}")), tmp_path / name)
         assert np.isinf(df["eps_spent"]).all() and not df["private"].any()
     nonprivate = pd.read_parquet(tmp_path / "nonprivate" / "results.parquet")
     assert nonprivate["suboptimality"].abs().max() < 1e-8
@@ -86,7 +89,7 @@ def test_overspending_algorithm_is_caught(compose_run_config, tmp_path, monkeypa
 
     monkeypatch.setattr(Ledger, "eps_spent", property(lambda self: self.epsilon * 1.01))
     with pytest.raises(PrivacyViolation, match="spent"):
-        run_job(compose_run_config(*SMALL), tmp_path)
+        run_job(make_plan(compose_run_config(*SMALL)), tmp_path)
     assert not (tmp_path / "results.parquet").exists()
 
 
@@ -101,17 +104,17 @@ def test_row_norm_clips_rows(compose_run_config):
 
 def test_single_class_training_data_is_refused(compose_run_config, tmp_path):
     with pytest.raises(ConfigError, match="single class"):
-        run_job(compose_run_config("dataset.n=2000", "dataset.seed=0", "progress=false"), tmp_path)
+        run_job(make_plan(compose_run_config("dataset.n=2000", "dataset.seed=0", "progress=false")), tmp_path)
 
 
 def test_too_small_a_class_for_the_split_is_refused(compose_run_config, tmp_path):
     with pytest.raises(ConfigError, match="smallest class has 1 example"):
-        run_job(compose_run_config("dataset.n=3000", "dataset.seed=1", "progress=false"), tmp_path)
+        run_job(make_plan(compose_run_config("dataset.n=3000", "dataset.seed=1", "progress=false")), tmp_path)
 
 
 def test_test_fraction_zero_trains_on_every_row_and_reports_no_test_metrics(compose_run_config, tmp_path):
     cfg = compose_run_config(*SMALL, "cv.test_fraction=0", "algorithm=dp_nag_opt", "model=kuru_logreg", "reps=2")
-    df = run_job(cfg, tmp_path)
+    df = run_job(make_plan(cfg), tmp_path)
     assert (df["n_train"] == 2000).all() and (df["n_test"] == 0).all()
     assert df["test_accuracy"].isna().all() and df["test_objective"].isna().all()
     assert ((df["eps_spent"] <= 1.0) & (df["eps_spent"] >= 1.0 - 1e-9)).all()

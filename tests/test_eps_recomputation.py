@@ -26,6 +26,7 @@ from dpbench.algorithms.registry import ALGORITHMS, make_algorithm
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
 from dpbench.jobs.ledgers import count_budget
+from dpbench.jobs.plan import make_plan
 from dpbench.privacy import events as events_module
 from dpbench.privacy.accountants import RDPAccountant
 from dpbench.privacy.events import (
@@ -144,7 +145,7 @@ def _summary_of_each_row(results: pd.DataFrame, ledgers: list[dict]) -> list[dic
 
 def _run(compose_run_config, tmp_path, name: str, extra: tuple[str, ...] = ()):
     cfg = compose_run_config(*tiny_overrides(name), f"algorithm={name}", *extra)
-    results = run_job(cfg, tmp_path)
+    results = run_job(make_plan(cfg), tmp_path)
     meta = json.loads((tmp_path / "run.json").read_text())
     for table in ("results", "trace"):  # every column every method writes carries its privacy class
         written = pd.read_parquet(tmp_path / f"{table}.parquet").columns

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from dpbench.config import group_choices
+from dpbench.conf_files import group_choices
 from dpbench.errors import ConfigError
 
 NATIVE = "privacy.neighbouring=native"
@@ -338,7 +338,7 @@ def _config_hashes(conf: Path, spell=None) -> dict[str, str]:
     conf/ with each short spelling through its EXPLICIT form)."""
     from hydra import compose, initialize_config_dir
 
-    from dpbench.config import RunConfig
+    from dpbench.resolve import run_config
     from dpbench.resolvers import register_resolvers
 
     register_resolvers()
@@ -350,9 +350,7 @@ def _config_hashes(conf: Path, spell=None) -> dict[str, str]:
         hashes = {}
         for label, overrides in _cases(make).items():
             try:
-                hashes[label] = RunConfig.from_dictconfig(
-                    make(spell(label, overrides) if spell else overrides)
-                ).config_hash
+                hashes[label] = run_config(make(spell(label, overrides) if spell else overrides)).config_hash
             except ConfigError as exc:
                 hashes[label] = f"refused: {exc}"
         return hashes
@@ -363,8 +361,9 @@ def _traced_without_a_share_bound(label: str, overrides: list[str]) -> list[str]
     return [*overrides, "trace.max_share=null"]
 
 
+@pytest.mark.slow
 def test_no_preset_job_nor_the_default_run_changes_its_config_hash():
-    from dpbench.config import config_dir
+    from dpbench.conf_files import config_dir
 
     hashes = _config_hashes(config_dir(), spell=_traced_without_a_share_bound)
     assert set(HASHES) <= set(hashes)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from dpbench.jobs.columns import GUARANTEE_KINDS, guarantee_status
+from dpbench.jobs.plan import make_plan
 
 
 @pytest.mark.parametrize(
@@ -30,6 +31,6 @@ from dpbench.jobs.columns import GUARANTEE_KINDS, guarantee_status
 )
 def test_the_kind_follows_the_configuration(compose_run_config, overrides, kind, note):
     cfg = compose_run_config(*overrides)
-    got, reasons = guarantee_status(cfg, "public")
+    got, reasons = guarantee_status(cfg, make_plan(cfg).method, "public")
     assert got == kind and got in GUARANTEE_KINDS
     assert bool(reasons) == (note is not None) and (note is None or note in "; ".join(reasons))

@@ -16,6 +16,7 @@ from dpbench import engine, jobs
 from dpbench.algorithms.registry import ALGORITHMS, algorithm_class
 from dpbench.errors import DpbenchError
 from dpbench.jobs.columns import CORE_COLUMNS, TRACE_IDENTITY_COLUMNS
+from dpbench.jobs.plan import make_plan
 
 ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 SMALL = ("algorithm=nonprivate", "dataset.n=500", "reps=3", "progress=false")
@@ -47,7 +48,7 @@ def documented_kind(monkeypatch):
 
 def test_the_documented_kind_runs_through_the_engine(documented_kind, compose_run_config, tmp_path):
     cfg = compose_run_config(*SMALL)
-    results = engine.run_job(cfg, tmp_path)
+    results = engine.run_job(make_plan(cfg), tmp_path)
     assert list(results["rep"]) == [0, 1, 2]
     assert set(CORE_COLUMNS) <= set(results.columns)
     on_disk = pd.read_parquet(tmp_path / "results.parquet")
@@ -70,5 +71,5 @@ def test_an_output_without_a_core_column_is_refused(
 
     monkeypatch.setattr(documented_kind.MajorityLabelJob, "run", run_without)
     with pytest.raises(DpbenchError, match=f"the glm job kind wrote no results.{dropped}$"):
-        engine.run_job(compose_run_config(*SMALL), tmp_path)
+        engine.run_job(make_plan(compose_run_config(*SMALL)), tmp_path)
     assert not (tmp_path / "results.parquet").exists() and not (tmp_path / "trace.parquet").exists()

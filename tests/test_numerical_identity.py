@@ -40,7 +40,10 @@ import numpy as np
 import pytest
 
 from dpbench.jobs import glm
+from dpbench.jobs.plan import make_plan
 from dpbench.resume import RunStore
+
+pytestmark = pytest.mark.xdist_group("test_numerical_identity")  # its module-scoped fixture is made once, on one worker
 
 REFERENCE = Path(__file__).parent / "reference" / "numerical.json"
 RTOL = 1e-12
@@ -108,7 +111,7 @@ def _run(compose_run_config, overrides: tuple[str, ...], tmp_path: Path) -> dict
 
     glm.fit = recording_fit
     try:
-        output = glm.GLM_JOB.run(cfg, RunStore(tmp_path, cfg.config_hash, "test"))
+        output = glm.GLM_JOB.run(make_plan(cfg), RunStore(tmp_path, cfg.config_hash, "test"))
         rows, trace, ledgers = output.results, output.trace, output.ledgers
     finally:
         glm.fit = real_fit

@@ -25,6 +25,8 @@ from dpbench.results import RESULTS_FILE, read_column_classes
 from dpbench.schema import MEASUREMENT, RELEASE, column_class
 from dpbench.verify.cli import main as verify_main
 
+pytestmark = pytest.mark.xdist_group("test_publish")  # its module-scoped fixture is made once, on one worker
+
 KEY = bytes(range(100, 132))
 SWEEP = [
     "algorithm=dp_sgd,dp_blsgd,dp_gd,nonprivate",

@@ -16,7 +16,10 @@ import pytest
 
 from dpbench.engine import run_job
 from dpbench.errors import DpbenchError
+from dpbench.jobs.plan import make_plan
 from dpbench.results import load, param_columns, write_parquet
+
+pytestmark = pytest.mark.xdist_group("test_results_load")  # its module-scoped fixture is made once, on one worker
 
 SMALL = ["algorithm=dp_sgd", "privacy.eps=0.5,2.0", "dataset.n=2000", "dataset.seed=1", "progress=false"]
 
@@ -145,7 +148,7 @@ def test_the_three_job_kinds_write_p_columns_and_trace_identity(compose_run_conf
     glm = ("dataset.n=400", "progress=false", "algorithm=dp_sgd")
     for name, overrides in (("bo", bo), ("pwa", pwa), ("glm", glm)):
         cfg = compose_run_config(*overrides)
-        results = run_job(cfg, tmp_path / name)
+        results = run_job(make_plan(cfg), tmp_path / name)
         expected = param_columns(cfg.algorithm_params)
         assert expected and {c: results[c].iloc[0] for c in expected} == expected, name
         trace = pd.read_parquet(tmp_path / name / "trace.parquet")

@@ -12,6 +12,7 @@ import time
 
 import pandas as pd
 
+from dpbench.jobs.plan import make_plan
 from dpbench.resume import RUNS_DIR
 
 JOB = ["algorithm=dp_sgd", "dataset.n=3000", "dataset.d=10", "cv.folds=2", "reps=6", "progress=false"]
@@ -74,7 +75,7 @@ def test_stored_runs_of_another_configuration_are_not_reused(compose_run_config,
     from dpbench.engine import run_job
 
     out = tmp_path / "job"
-    first = run_job(compose_run_config(*JOB[:-2], "reps=2", "progress=false"), out)
+    first = run_job(make_plan(compose_run_config(*JOB[:-2], "reps=2", "progress=false")), out)
     (out / "results.parquet").unlink()  # as if interrupted after every run was stored: put them back
     from dpbench.resume import RunStore
 
@@ -85,7 +86,7 @@ def test_stored_runs_of_another_configuration_are_not_reused(compose_run_config,
     trace = pd.DataFrame({"fold": [0]})
     store.save(0, 0, {"test_accuracy": 2.0}, trace, {})
     assert RunStore(out, other.config_hash, code).load(0, 0) is None
-    rerun = run_job(other, out)
+    rerun = run_job(make_plan(other), out)
     assert (rerun["test_accuracy"] <= 1.0).all()
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from dpbench.engine import run_job
+from dpbench.jobs.plan import make_plan
 from dpbench.results import read_column_classes, write_parquet
 from dpbench.schema import (
     CLASSES,
@@ -58,7 +59,7 @@ def test_an_unclassified_column_is_refused_and_nothing_is_written(tmp_path):
 
 
 def test_written_files_carry_the_classes(compose_run_config, tmp_path):
-    run_job(compose_run_config("dataset.n=400", "progress=false", "algorithm=dp_sgd"), tmp_path)
+    run_job(make_plan(compose_run_config("dataset.n=400", "progress=false", "algorithm=dp_sgd")), tmp_path)
     for table in ("results", "trace"):
         path = tmp_path / f"{table}.parquet"
         classes = read_column_classes(path)

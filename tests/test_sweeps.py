@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from dpbench.jobs.plan import make_plan
 from dpbench.results import ERROR_FILE, read_finished
 from dpbench.status import MANIFEST_FILE, expand_sweep, inspect_job, sweep_status
 from dpbench.status import main as status_main
@@ -247,12 +248,12 @@ def test_a_later_successful_attempt_removes_the_failure_marker(tmp_path, compose
     with monkeypatch.context() as patch:
         patch.setattr(GLMJob, "run", broken)
         with pytest.raises(RuntimeError):
-            engine.run_job(cfg, out)
+            engine.run_job(make_plan(cfg), out)
     marker = json.loads((out / ERROR_FILE).read_text())
     assert (marker["type"], marker["message"]) == ("RuntimeError", "simulated crash")
     assert _status_of_one(out) == ("failed", "RuntimeError: simulated crash")
 
-    engine.run_job(cfg, out)
+    engine.run_job(make_plan(cfg), out)
     assert not (out / ERROR_FILE).exists()
     assert _status_of_one(out) == ("finished", None)
 
@@ -281,7 +282,7 @@ def test_status_without_multirun_yaml_falls_back_to_the_manifest_and_job_dirs(tm
 def test_status_expands_a_preset_sweep_with_variants_like_hydra(tmp_path):
     from hydra import compose, initialize_config_dir
 
-    from dpbench.config import config_dir
+    from dpbench.conf_files import config_dir
     from dpbench.resolvers import register_resolvers
 
     register_resolvers()
@@ -308,7 +309,7 @@ def test_slurm_launcher_preset_composes():
         pytest.skip("hydra-submitit-launcher is not installed (pip install '.[cluster]')")
     from hydra import compose, initialize_config_dir
 
-    from dpbench.config import config_dir
+    from dpbench.conf_files import config_dir
     from dpbench.resolvers import register_resolvers
 
     register_resolvers()

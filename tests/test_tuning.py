@@ -14,6 +14,7 @@ import pytest
 
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
+from dpbench.jobs.plan import make_plan
 from dpbench.privacy.events import RenyiBoundEvent, RepeatAndSelectEvent
 from dpbench.privacy.serialize import events_from_summary
 
@@ -32,7 +33,7 @@ def _job(compose_run_config, tmp_path, *overrides):
     """One job in ``tmp_path``; the jobs of one test share a secret noise key (in its parent), as the
     jobs of one sweep do."""
     cfg = compose_run_config(*TINY, *overrides)
-    results = run_job(cfg, tmp_path, key_dir=tmp_path.parent)
+    results = run_job(make_plan(cfg), tmp_path, key_dir=tmp_path.parent)
     return cfg, results, json.loads((tmp_path / "run.json").read_text())["ledgers"]
 
 
@@ -141,8 +142,6 @@ def test_an_oracle_row_names_the_stopping_rule_of_the_grid_point_it_chose(compos
     """dp_blsgd's Rényi filter order is fixed from its own setting (α = 32 at the configured
     expected_iterations = 100, 512 at 20 or 50 on ε = 0.95 after the count); an oracle row's
     ``stopping_rule`` is the chosen point's — the ledger's one order — not the configured point's."""
-    from dpbench.jobs.columns import identity_columns
-
     cfg, oracle, ledgers = _job(
         compose_run_config,
         tmp_path,
@@ -152,7 +151,7 @@ def test_an_oracle_row_names_the_stopping_rule_of_the_grid_point_it_chose(compos
         "algorithm.expected_iterations=100",
         "privacy.noise_key=seed",
     )
-    configured = identity_columns(cfg)["stopping_rule"]
+    configured = make_plan(cfg).identity["stopping_rule"]
     for (_, row), summary in zip(oracle.iterrows(), ledgers):
         assert row["stopping_rule"] == f"renyi_filter(alpha={summary['orders'][0]:g})", (
             row["tuned_params"],

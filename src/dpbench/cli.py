@@ -287,14 +287,14 @@ def _run_task(cfg: DictConfig) -> None:
     from hydra.types import RunMode
     from omegaconf import OmegaConf
 
-    from dpbench.config import RunConfig, apply_variant
+    from dpbench.resolve import apply_variant, run_plan
     from dpbench.results import record_failure
 
     hydra_cfg = HydraConfig.get()
     out_dir = Path(hydra_cfg.runtime.output_dir)
     try:
         try:
-            run_cfg = RunConfig.from_dictconfig(cfg)
+            plan = run_plan(cfg)
             resolved = OmegaConf.to_container(apply_variant(cfg), resolve=True)
         except Exception as exc:  # run_job records its own failures; these happen before it starts
             if hydra_cfg.mode == RunMode.RUN and isinstance(exc, DpbenchError):
@@ -304,7 +304,7 @@ def _run_task(cfg: DictConfig) -> None:
             raise
         from dpbench.engine import run_job
 
-        results = run_job(run_cfg, out_dir, resolved_config=resolved, key_dir=_key_dir(hydra_cfg, out_dir))
+        results = run_job(plan, out_dir, resolved_config=resolved, key_dir=_key_dir(hydra_cfg, out_dir))
         if hydra_cfg.mode == RunMode.RUN:
             print(headline(results, out_dir))
     except (DpbenchError, OSError) as exc:

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from dpbench import __version__, code_identity
 from dpbench.errors import ConfigError, DpbenchError
 from dpbench.jobs import job_kind
-from dpbench.jobs.columns import missing_columns
 from dpbench.locking import job_lock
 from dpbench.privacy.noise_key import (
     KEY_FILE,
@@ -50,19 +49,20 @@ from dpbench.schema import column_classes
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpbench.config import RunConfig
+    from dpbench.jobs.plan import RunPlan
+    from dpbench.settings import RunConfig
 
 log = logging.getLogger("dpbench")
 
 
 def marks_failures(func):
-    """Decorate ``func(cfg, out_dir, ...)`` so that an exception it raises is recorded in
+    """Decorate ``func(plan, out_dir, ...)`` so that an exception it raises is recorded in
     ``out_dir/error.json`` (:func:`dpbench.results.record_failure`) before it propagates."""
 
     @functools.wraps(func)
-    def wrapper(cfg, out_dir, *args, **kwargs):
+    def wrapper(plan, out_dir, *args, **kwargs):
         try:
-            return func(cfg, out_dir, *args, **kwargs)
+            return func(plan, out_dir, *args, **kwargs)
         except Exception as exc:
             record_failure(Path(out_dir), exc)
             raise
@@ -72,24 +72,26 @@ def marks_failures(func):
 
 @marks_failures
 def run_job(
-    cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | None = None, key_dir: Path | None = None
+    plan: RunPlan, out_dir: Path, resolved_config: dict[str, Any] | None = None, key_dir: Path | None = None
 ) -> pd.DataFrame:
-    """Run (or skip, when already finished) the job described by ``cfg`` into ``out_dir``.
+    """Run (or skip, when already finished) the job ``plan`` describes (:func:`dpbench.resolve.run_plan`)
+    into ``out_dir``.
 
-    The algorithm's job kind computes the runs (:mod:`dpbench.jobs`); every kind writes the same files
+    The plan's job kind computes the runs (:mod:`dpbench.jobs`); every kind writes the same files
     and core columns. An exception leaves ``error.json`` in ``out_dir``; skipping or starting the job again removes it.
     The job holds ``out_dir``'s lock (:mod:`dpbench.locking`) while it runs, and a GLM job resumes
     from the runs an interrupted attempt finished (:mod:`dpbench.resume`). Under
     ``privacy.noise_key=secret`` the noise derives from the key in ``key_dir`` (the sweep's directory;
     ``out_dir`` when None), made there when there is none (:mod:`dpbench.privacy.noise_key`)."""
     with job_lock(out_dir):  # a second process running the same job waits, then skips it
-        return _run_locked(cfg, Path(out_dir), resolved_config, Path(key_dir) if key_dir is not None else Path(out_dir))
+        return _run_locked(
+            plan, Path(out_dir), resolved_config, Path(key_dir) if key_dir is not None else Path(out_dir)
+        )
 
 
-def _run_locked(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] | None, key_dir: Path) -> pd.DataFrame:
+def _run_locked(plan: RunPlan, out_dir: Path, resolved_config: dict[str, Any] | None, key_dir: Path) -> pd.DataFrame:
     """:func:`run_job`'s work, under the job's lock."""
-    from dpbench.algorithms.registry import algorithm_class
-
+    cfg = plan.run
     results_path = out_dir / RESULTS_FILE
     finished = None if cfg.force else read_finished(results_path)
     if finished is not None:
@@ -128,13 +130,12 @@ def _run_locked(cfg: RunConfig, out_dir: Path, resolved_config: dict[str, Any] |
     if cfg.force:
         store.clear()
 
-    cls = algorithm_class(cfg.algorithm)
-    key = load_or_create(key_dir) if cls.private and cfg.privacy.noise_key == "secret" else None
+    key = load_or_create(key_dir) if plan.method.private and cfg.privacy.noise_key == "secret" else None
     with use_sampler(cfg.privacy.sampler), use_noise_key(key):
-        output = job_kind(cls.problem_kind).run(cfg, store)
-    missing = missing_columns(output)
+        output = job_kind(plan.kind).run(plan, store)
+    missing = output.missing_columns()
     if missing:  # a bug in the job kind: every kind writes the core columns (dpbench.jobs.columns)
-        raise DpbenchError(f"the {cls.problem_kind} job kind wrote no {', '.join(missing)}")
+        raise DpbenchError(f"the {plan.kind} job kind wrote no {', '.join(missing)}")
     results = output.results
     column_classes("results", results.columns)  # an unclassified column stops the job before any file is written
     write_parquet(output.trace, out_dir / "trace.parquet", table="trace")

@@ -44,10 +44,10 @@ from dpbench.privacy.noise_key import noise_seed
 from dpbench.privacy.repeat_select import sample_trials
 
 if TYPE_CHECKING:
-    from dpbench.config import RunConfig
     from dpbench.privacy.ledger import Ledger
     from dpbench.privacy.trial_budget import TrialBudget
     from dpbench.problems import GLMProblem
+    from dpbench.settings import RunConfig
 
 _TUNING_STREAM = 17  # private tuning's streams: (seed, fold, rep, 17) — public held-out coins, secret K and settings
 _SCORE_MARGIN = 1.0 + 1e-9  # the score's σ is this much larger than ρ_score needs, so rounding cannot overspend

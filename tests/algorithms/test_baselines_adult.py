@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from dpbench.engine import run_job
+from dpbench.jobs.plan import make_plan
 
 
 @pytest.mark.data
@@ -31,11 +32,11 @@ from dpbench.engine import run_job
 def test_large_epsilon_approaches_nonprivate_on_adult(compose_run_config, shared_data, tmp_path, algorithm, eps, extra):
     data_dir = shared_data("adult_a9a/a9a.gz", "adult_a9a/a9a.t.gz")
     common = ["dataset=adult", f"data_dir={data_dir}", "progress=false", f"privacy.eps={eps}"]
-    private = run_job(compose_run_config(*common, f"algorithm={algorithm}", *extra), tmp_path / "private")
+    private = run_job(make_plan(compose_run_config(*common, f"algorithm={algorithm}", *extra)), tmp_path / "private")
     # the reference sees the same preprocessing (objpert clips rows to norm 1)
     row_norm = compose_run_config(*common, f"algorithm={algorithm}", *extra).row_norm
     reference_overrides = [*common, "algorithm=nonprivate"] + ([f"data.row_norm={row_norm}"] if row_norm else [])
-    reference = run_job(compose_run_config(*reference_overrides), tmp_path / "reference")
+    reference = run_job(make_plan(compose_run_config(*reference_overrides)), tmp_path / "reference")
     assert (private["eps_spent"] <= eps).all()
     gap = reference["test_accuracy"].mean() - private["test_accuracy"].mean()
     assert gap < 0.01, pd.concat([private, reference])[["algorithm", "test_accuracy"]]
@@ -56,6 +57,8 @@ def test_baselines_at_their_defaults_are_sensible_on_adult(compose_run_config, s
     """Baselines on an equal footing: none may fail because a fixed hyper-parameter ignores the
     budget or the dataset. Deterministic (fixed seeds); measured 0.807/0.801 and 0.814."""
     data_dir = shared_data("adult_a9a/a9a.gz", "adult_a9a/a9a.t.gz")
-    rows = run_job(compose_run_config("dataset=adult", f"data_dir={data_dir}", "progress=false", *overrides), tmp_path)
+    rows = run_job(
+        make_plan(compose_run_config("dataset=adult", f"data_dir={data_dir}", "progress=false", *overrides)), tmp_path
+    )
     assert (rows["eps_spent"] <= rows["eps"]).all() and (rows["n_iterations"] > 0).all()
     assert (rows["test_accuracy"] > floor).all(), rows[["fold", "test_accuracy"]]

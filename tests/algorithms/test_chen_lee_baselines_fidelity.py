@@ -20,6 +20,7 @@ from dpbench.algorithms.registry import make_algorithm
 from dpbench.data.preprocess import unit_features_after_bias
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
+from dpbench.jobs.plan import make_plan
 from dpbench.plot.leaderboard import cell_statistics
 from dpbench.privacy.ledger import Ledger
 from dpbench.problems import make_problem
@@ -136,7 +137,7 @@ def test_authors_code_refuses_clipped_rows(compose_run_config, name):
 
 def test_outpert_authors_code_trains_on_the_test_fold_and_says_so(compose_run_config, tmp_path):
     authors = compose_run_config("algorithm=outpert_gd", "algorithm.fidelity=authors_code", "data.row_norm=null", *JOB)
-    rows = run_job(authors, tmp_path / "authors")
+    rows = run_job(make_plan(authors), tmp_path / "authors")
     assert set(rows["fidelity"]) == {"authors_code"} and not rows["guarantee_valid"].any()
     for note in rows["guarantee_note"]:
         assert "fidelity=authors_code: its sensitivity assumes L = 1" in note
@@ -144,7 +145,7 @@ def test_outpert_authors_code_trains_on_the_test_fold_and_says_so(compose_run_co
     assert (rows["n_train"] == 2000).all() and (rows["n_test"] == 400).all()  # every row of the file
     assert (rows["eps_spent"] <= rows["eps"]).all()
 
-    correct = run_job(compose_run_config("algorithm=outpert_gd", *JOB), tmp_path / "correct")
+    correct = run_job(make_plan(compose_run_config("algorithm=outpert_gd", *JOB)), tmp_path / "correct")
     assert correct["guarantee_valid"].all() and (correct["n_train"] == 1600).all()
     ranks = cell_statistics(pd.concat([correct.assign(algorithm="correct"), rows])).set_index("algorithm")["rank"]
     assert ranks["correct"] == 1.0 and math.isnan(ranks["outpert_gd"])
@@ -152,7 +153,7 @@ def test_outpert_authors_code_trains_on_the_test_fold_and_says_so(compose_run_co
 
 def test_objpert_authors_code_rows_are_labelled_and_unranked(compose_run_config, tmp_path):
     cfg = compose_run_config("algorithm=objpert", "algorithm.fidelity=authors_code", "data.row_norm=null", *JOB)
-    rows = run_job(cfg, tmp_path / "authors")
+    rows = run_job(make_plan(cfg), tmp_path / "authors")
     assert not rows["guarantee_valid"].any()
     assert rows["guarantee_note"].str.fullmatch(r"fidelity=authors_code: σ takes ζ = 1 on rows of norm √2.*").all()
     assert (rows["n_train"] == 1600).all()  # trains on the fold only

@@ -15,9 +15,10 @@ import yaml
 from dpbench.algorithms import dp_agd as dp_agd_module
 from dpbench.algorithms.base import FIDELITIES, Tracer
 from dpbench.algorithms.registry import ALGORITHMS, make_algorithm
-from dpbench.config import config_dir
+from dpbench.conf_files import config_dir
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
+from dpbench.jobs.plan import make_plan
 from dpbench.plot.leaderboard import cell_statistics
 from dpbench.privacy.audit import epsilon_lower_bound
 from dpbench.privacy.ledger import Ledger
@@ -44,14 +45,14 @@ def test_an_authors_code_run_labels_every_row_and_keeps_the_correct_hash(compose
     correct = compose_run_config(*JOB)
     assert correct.config_hash == compose_run_config(*JOB).config_hash
     assert "fidelity" not in correct.semantic_dict()["algorithm_params"]  # the hashes of earlier jobs stay
-    rows = run_job(correct, tmp_path / "correct")
+    rows = run_job(make_plan(correct), tmp_path / "correct")
     assert (
         set(rows["fidelity"]) == {"correct"} and rows["guarantee_valid"].all() and set(rows["guarantee_note"]) == {""}
     )
 
     authors = compose_run_config(*JOB, "algorithm.fidelity=authors_code")
     assert authors.config_hash != correct.config_hash
-    rows = run_job(authors, tmp_path / "authors")
+    rows = run_job(make_plan(authors), tmp_path / "authors")
     assert set(rows["fidelity"]) == {"authors_code"} and not rows["guarantee_valid"].any()
     assert rows["guarantee_note"].str.startswith("fidelity=authors_code: the noisy min adds").all()
     assert (rows["eps_spent"] <= rows["eps"]).all()  # the ledger still holds every release to the budget
@@ -170,6 +171,6 @@ def test_every_mode_that_breaks_its_guarantee_says_so_in_its_rows_columns(compos
     declared = ALGORITHMS[name].fidelity_modes[mode]
     extra = ["data.row_norm=null"] if declared.rows_as_loaded else []
     cfg = compose_run_config(f"algorithm={CONFIG_OF.get(name, name)}", f"algorithm.fidelity={mode}", *extra)
-    reasons = guarantee_breaches(cfg, "public")
+    reasons = guarantee_breaches(cfg, make_plan(cfg).method, "public")
     assert (f"fidelity={mode}: {declared.breaks_guarantee}" in reasons) == bool(declared.breaks_guarantee), reasons
     assert bool(reasons) == bool(declared.breaks_guarantee or declared.trains_on_test_fold), reasons

@@ -14,6 +14,7 @@ from dpbench.algorithms.base import Tracer
 from dpbench.algorithms.kuru import DPGD, KURU_METHODS, DPMASGOpt, DPNAGOpt
 from dpbench.data.synthetic import make_logreg
 from dpbench.engine import run_job
+from dpbench.jobs.plan import make_plan
 from dpbench.privacy.accountants import PureDPAccountant
 from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.published import subsampled_laplace_std_as_scale
@@ -195,7 +196,7 @@ KURU_JOB = (
     ],
 )
 def test_paper_and_authors_code_rows_are_labelled(compose_run_config, tmp_path, fidelity, note):
-    rows = run_job(compose_run_config(*KURU_JOB, f"algorithm.fidelity={fidelity}"), tmp_path)
+    rows = run_job(make_plan(compose_run_config(*KURU_JOB, f"algorithm.fidelity={fidelity}")), tmp_path)
     assert set(rows["fidelity"]) == {fidelity} and not rows["guarantee_valid"].any()
     assert rows["guarantee_note"].str.startswith(note).all()
     assert (rows["eps_spent"] <= rows["eps"]).all()

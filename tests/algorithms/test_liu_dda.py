@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 from dpbench.algorithms.base import Tracer
 from dpbench.algorithms.baselines import NonPrivate
 from dpbench.algorithms.liu_dda import DPDDA, DPDDAAllNodes
-from dpbench.config import config_dir
+from dpbench.conf_files import config_dir
 from dpbench.data import load_dataset
 from dpbench.dda import (
     activation_counts,

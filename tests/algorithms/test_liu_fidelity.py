@@ -16,11 +16,12 @@ from omegaconf import OmegaConf
 from dpbench.algorithms.base import Tracer
 from dpbench.algorithms.liu_dda import DPDDA, DPDDAAllNodes
 from dpbench.algorithms.registry import make_algorithm
-from dpbench.config import config_dir
+from dpbench.conf_files import config_dir
 from dpbench.data import load_dataset
 from dpbench.dda import remark31_epsilon, sec5_sigma, split_rows, theorem1_sigma
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
+from dpbench.jobs.plan import make_plan
 from dpbench.plot.leaderboard import cell_statistics
 from dpbench.privacy.accountants import make_accountant
 from dpbench.privacy.events import ApproxDPEvent
@@ -142,12 +143,12 @@ JOB = (
 def test_paper_rows_are_labelled_and_never_ranked(compose_run_config, tmp_path):
     correct = compose_run_config(*JOB)
     assert "fidelity" not in correct.semantic_dict()["algorithm_params"]  # the hashes of earlier jobs stay
-    rows = run_job(correct, tmp_path / "correct")
+    rows = run_job(make_plan(correct), tmp_path / "correct")
     assert set(rows["fidelity"]) == {"correct"} and rows["guarantee_valid"].all() and set(rows["accountant"]) == {"rdp"}
 
     paper = compose_run_config(*JOB, "algorithm.fidelity=paper")
     assert paper.config_hash != correct.config_hash
-    paper_rows = run_job(paper, tmp_path / "paper")
+    paper_rows = run_job(make_plan(paper), tmp_path / "paper")
     assert set(paper_rows["fidelity"]) == {"paper"} and not paper_rows["guarantee_valid"].any()
     assert (
         paper_rows["guarantee_note"]
@@ -156,7 +157,7 @@ def test_paper_rows_are_labelled_and_never_ranked(compose_run_config, tmp_path):
     )
     assert set(paper_rows["accountant"]) == {"approx"} and (paper_rows["eps_spent"] == paper_rows["eps"]).all()
 
-    baseline = run_job(compose_run_config(*JOB, "algorithm=dp_dda_all_nodes"), tmp_path / "baseline")
+    baseline = run_job(make_plan(compose_run_config(*JOB, "algorithm=dp_dda_all_nodes")), tmp_path / "baseline")
     ranks = cell_statistics(pd.concat([paper_rows, baseline])).set_index("algorithm")["rank"]
     assert math.isnan(ranks["dp_dda"]) and ranks["dp_dda_all_nodes"] == 1.0
 

@@ -21,6 +21,10 @@ from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.sparse_vector import svt_noise
 from dpbench.problems import make_problem
 
+pytestmark = pytest.mark.xdist_group(
+    "algorithms.test_noisy_btls_privacy"
+)  # its module-scoped fixture is made once, on one worker
+
 EPS_BT, MAX_IT, CLIP, N = 1.0, 12, 1.0, 1_000_000
 SETTINGS = dict(eta0=40.0, alpha=0.5, beta=0.8, obj_clip=CLIP)
 

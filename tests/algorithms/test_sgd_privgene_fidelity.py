@@ -16,6 +16,7 @@ from dpbench.algorithms.base import Tracer
 from dpbench.algorithms.registry import make_algorithm
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
+from dpbench.jobs.plan import make_plan
 from dpbench.plot.leaderboard import cell_statistics
 from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent, PureDPEvent
 from dpbench.privacy.ledger import Ledger
@@ -25,6 +26,10 @@ from dpbench.privacy.published import (
     moments_accountant_steps,
 )
 from dpbench.problems import make_problem
+
+pytestmark = pytest.mark.xdist_group(
+    "algorithms.test_sgd_privgene_fidelity"
+)  # its module-scoped fixture is made once, on one worker
 
 DELTA = 1e-8
 BANK_TRAIN_N = 36169  # 4/5 of the 45,211 rows of DP-AGD's BANK.dat
@@ -198,7 +203,8 @@ JOB = ("dataset.n=1500", "dataset.seed=1", "reps=1", "cv.folds=2", "progress=fal
 def rows(tmp_path_factory):
     from hydra import compose, initialize_config_dir
 
-    from dpbench.config import RunConfig, config_dir
+    from dpbench.conf_files import config_dir
+    from dpbench.resolve import run_config
     from dpbench.resolvers import register_resolvers
 
     register_resolvers()
@@ -209,8 +215,8 @@ def rows(tmp_path_factory):
         ("privgene", "authors_code"): ("algorithm=privgene", "algorithm.fidelity=authors_code"),
     }.items():
         with initialize_config_dir(version_base="1.3", config_dir=str(config_dir())):
-            cfg = RunConfig.from_dictconfig(compose(config_name="config", overrides=[*JOB, *overrides]))
-        out[key] = run_job(cfg, tmp_path_factory.mktemp("_".join(key)))
+            cfg = run_config(compose(config_name="config", overrides=[*JOB, *overrides]))
+        out[key] = run_job(make_plan(cfg), tmp_path_factory.mktemp("_".join(key)))
     return out
 
 

@@ -12,6 +12,10 @@ from dpbench.algorithms.smoothed_hinge import hinge_optimum
 from dpbench.data.synthetic_svm import make_svm
 from dpbench.problems import make_problem
 
+pytestmark = pytest.mark.xdist_group(
+    "algorithms.test_smoothed_hinge"
+)  # its module-scoped fixture is made once, on one worker
+
 
 @pytest.fixture(scope="module")
 def svm_problem():

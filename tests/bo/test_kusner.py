@@ -20,6 +20,7 @@ from dpbench.bo.sensitivity import (
 )
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError, PrivacyViolation
+from dpbench.jobs.plan import RunPlan, make_plan
 from dpbench.privacy.audit import epsilon_lower_bound
 from dpbench.privacy.events import ApproxDPEvent, LaplaceEvent
 from dpbench.privacy.ledger import Ledger
@@ -107,6 +108,7 @@ def _released_values(problem, n, eps_total, seed):
     return out, method
 
 
+@pytest.mark.slow
 def test_v_tilde_audit_on_a_neighbouring_pair_at_the_sensitivity_bound():
     """Neighbouring gains built so that |v* − v*′| equals Alg. 1's Δ_v (the sensitivity assumption holds by
     construction, at its edge). The 99%-confidence Clopper–Pearson lower bound on ε from 30,000 releases
@@ -247,7 +249,7 @@ def test_a_tuning_job_spends_its_budget_and_reports_release_and_reference(
         "algorithm.iterations=6",
         "trace.nonprivate=true",
     )  # GP-UCB's path is never released
-    df = run_job(cfg, tmp_path)
+    df = run_job(make_plan(cfg), tmp_path)
     assert len(df) == 4 and (df["eps_spent"] <= 2.0).all() and (df["eps_spent"] >= 2.0 * (1 - 1e-12)).all()
     assert (df["delta_spent"] <= cfg.privacy.delta).all()
     assert (df["delta_spent"] == (0.0 if algorithm == "kusner_alg3" else cfg.privacy.delta)).all()
@@ -262,32 +264,30 @@ def test_a_tuning_job_spends_its_budget_and_reports_release_and_reference(
     default = compose_run_config(
         *SMALL, f"algorithm={algorithm}", f"bo.target={target}", "reps=4", "privacy.eps=2", "algorithm.iterations=6"
     )
-    run_job(default, tmp_path / "default")
+    run_job(make_plan(default), tmp_path / "default")
     assert pd.read_parquet(tmp_path / "default" / "trace.parquet").empty  # not written unless asked for
     assert (
         len(trace) == 4 * 6
         and (trace.groupby("rep")["best_so_far"].last().values == df["value_best_observed"].values).all()
     )
-    again = run_job(cfg, tmp_path)  # finished: skipped, identical
+    again = run_job(make_plan(cfg), tmp_path)  # finished: skipped, identical
     pd.testing.assert_frame_equal(again, df)
 
 
 def test_reruns_are_bit_identical_and_reps_draw_different_validation_sets(compose_run_config, tmp_path):
     cfg = compose_run_config(*SMALL, "algorithm=kusner_alg1", "reps=3", "algorithm.iterations=5")
-    a = run_job(cfg, tmp_path / "a", key_dir=tmp_path)  # one sweep: one secret noise key
-    b = run_job(cfg, tmp_path / "b", key_dir=tmp_path)
+    a = run_job(make_plan(cfg), tmp_path / "a", key_dir=tmp_path)  # one sweep: one secret noise key
+    b = run_job(make_plan(cfg), tmp_path / "b", key_dir=tmp_path)
     cols = ["released_index", "value_released", "gain_best"]
     pd.testing.assert_frame_equal(a[cols], b[cols])
     assert a["gain_best"].nunique() > 1
-    other_key = run_job(cfg, tmp_path / "c")  # the validation sets follow the seed, the noise the key
+    other_key = run_job(make_plan(cfg), tmp_path / "c")  # the validation sets follow the seed, the noise the key
     pd.testing.assert_series_equal(a["gain_best"], other_key["gain_best"])
     assert not a["value_released"].equals(other_key["value_released"])
 
 
 def test_a_job_that_overspends_is_refused_before_writing(compose_run_config, tmp_path, monkeypatch):
     """A method that releases at 2ε on a ledger with room for 10ε: the job's own check catches it."""
-    from dpbench.bo import job
-
     cfg = compose_run_config(*SMALL, "algorithm=kusner_alg1", "algorithm.iterations=5", "privacy.eps=0.3")
     original = KusnerAlg1.release
 
@@ -296,16 +296,18 @@ def test_a_job_that_overspends_is_refused_before_writing(compose_run_config, tmp
 
     monkeypatch.setattr(KusnerAlg1, "release", overspend)
     monkeypatch.setattr(
-        job, "_ledger", lambda cfg, algorithm: Ledger(10 * cfg.privacy.eps, cfg.privacy.delta, "approx")
+        RunPlan,
+        "ledger",
+        lambda plan, method=None: (Ledger(10 * plan.run.privacy.eps, plan.run.privacy.delta, "approx"), float),
     )
     with pytest.raises(PrivacyViolation, match=r"spent \(ε, δ\) = \(0\.6"):
-        run_job(cfg, tmp_path)
+        run_job(make_plan(cfg), tmp_path)
     assert not (tmp_path / "results.parquet").exists()
 
 
 def test_fig1_study_writes_one_row_per_k1_and_the_likelihood_favours_large_k1(compose_run_config, tmp_path):
     cfg = compose_run_config(*SMALL, "algorithm=kusner_mtgp_likelihood", "algorithm.n_sets=20")
-    df = run_job(cfg, tmp_path)
+    df = run_job(make_plan(cfg), tmp_path)
     assert len(df) == 19 and df["k1"].tolist() == sorted(df["k1"])
     assert df["k1"].min() == pytest.approx(0.05) and df["k1"].max() == pytest.approx(0.95)
     assert df["log_likelihood"].is_monotonic_increasing  # neighbours' gains differ by at most 1/m
@@ -331,7 +333,7 @@ def test_svm_tuning_on_adult_a9a_sparse_rows(shared_data, compose_run_config, tm
         "reps=2",
         "progress=false",
     )
-    df = run_job(cfg, tmp_path)
+    df = run_job(make_plan(cfg), tmp_path)
     assert len(df) == 2 and (df["eps_spent"] <= 1.0).all() and df["dataset"].eq("adult").all()
     assert df["gain_best"].between(0.70, 0.95).all()  # Adult's majority rate is 0.76; a 300-row SVM reaches ~0.8
     assert df["test_accuracy"].between(0.70, 0.95).all()
@@ -383,7 +385,7 @@ def test_presets_run_ci_sized_on_synthetic_data_and_plot(cli, tmp_path, preset, 
 def test_presets_use_the_papers_grids():
     from omegaconf import OmegaConf
 
-    from dpbench.config import config_dir
+    from dpbench.conf_files import config_dir
 
     fig1 = OmegaConf.load(config_dir() / "experiment" / "kusner_fig1.yaml")
     assert fig1.hydra.sweeper.params["bo.validation_size"] == "1000,2000,3000,5000,15000"

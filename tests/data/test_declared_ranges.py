@@ -16,6 +16,7 @@ from dpbench.data.preprocess import minmax_scale
 from dpbench.data.scaling import DeclaredRange
 from dpbench.data.tabular import read_dat
 from dpbench.engine import run_job
+from dpbench.jobs.plan import make_plan
 
 DECLARED = {
     "adult": census._ADULT_RANGES,
@@ -195,8 +196,8 @@ def test_ipums_br_rows_are_outside_the_guarantee_under_every_scaling(compose_run
     the whole-file reason."""
     data_dir = shared_data(IPUMS_BR)
     common = ("dataset=ipums_br", "algorithm=nonprivate", "progress=false", f"data_dir={data_dir}", "cv.folds=1")
-    public = run_job(compose_run_config(*common), tmp_path / "public")
-    whole = run_job(compose_run_config(*common, "data.scaling=whole_file"), tmp_path / "whole")
+    public = run_job(make_plan(compose_run_config(*common)), tmp_path / "public")
+    whole = run_job(make_plan(compose_run_config(*common, "data.scaling=whole_file")), tmp_path / "whole")
     assert set(public["scaling"]) == {"public"} and not public["guarantee_valid"].any()
     assert set(public["guarantee_note"]) == {"ipums_br: feature ranges not from a public source (read off the file)"}
     assert set(whole["scaling"]) == {"whole_file"} and not whole["guarantee_valid"].any()

@@ -15,6 +15,7 @@ from dpbench.data.preprocess import minmax_scale
 from dpbench.data.scaling import BINARY, DeclaredRange, column_ranges, scale_to_ranges
 from dpbench.data.tabular import onehot_encode, read_dat
 from dpbench.engine import run_job
+from dpbench.jobs.plan import make_plan
 
 DAT = {  # dataset -> (file under DPBENCH_DATA, columns with label, declared ranges)
     "bank": ("bank_marketing/dpagd/BANK.dat.gz", 33, census._BANK_DAT_RANGES),
@@ -123,9 +124,9 @@ def test_rows_record_the_scaling_and_whole_file_is_outside_the_guarantee(compose
     rows are outside it too, its ranges having no public source: tests/data/test_declared_ranges.py.)"""
     data_dir = shared_data("bank_marketing/dpagd/BANK.dat.gz")
     common = ("dataset=bank", "algorithm=nonprivate", "progress=false", f"data_dir={data_dir}", "cv.folds=1")
-    public = run_job(compose_run_config(*common), tmp_path / "public")
-    whole = run_job(compose_run_config(*common, "data.scaling=whole_file"), tmp_path / "whole")
+    public = run_job(make_plan(compose_run_config(*common)), tmp_path / "public")
+    whole = run_job(make_plan(compose_run_config(*common, "data.scaling=whole_file")), tmp_path / "whole")
     assert set(public["scaling"]) == {"public"} and public["guarantee_valid"].all()
     assert set(whole["scaling"]) == {"whole_file"} and not whole["guarantee_valid"].any()
-    synthetic = run_job(compose_run_config("algorithm=nonprivate", "progress=false"), tmp_path / "synthetic")
+    synthetic = run_job(make_plan(compose_run_config("algorithm=nonprivate", "progress=false")), tmp_path / "synthetic")
     assert set(synthetic["scaling"]) == {"none"} and synthetic["guarantee_valid"].all()

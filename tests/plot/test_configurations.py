@@ -15,10 +15,15 @@ import pandas as pd
 import pytest
 
 from dpbench.errors import DpbenchError
+from dpbench.jobs.plan import make_plan
 from dpbench.plot import chen_lee, han, kuru, kusner, liu
 from dpbench.plot.generic import accuracy_vs_eps
 from dpbench.plot.io import Jobs, load_results
 from dpbench.plot.registry import FIGURES
+
+pytestmark = pytest.mark.xdist_group(
+    "plot.test_configurations"
+)  # its module-scoped fixture is made once, on one worker
 
 SMALL = ["dataset.n=2000", "dataset.seed=1", "progress=false"]
 
@@ -297,7 +302,7 @@ def test_han_refuses_a_point_pooling_two_configurations(compose_run_config, tmp_
         "reps=3",
     )
     for project in ("true", "false"):
-        run_job(compose_run_config(*pwa, f"algorithm.project={project}"), tmp_path / project)
+        run_job(make_plan(compose_run_config(*pwa, f"algorithm.project={project}")), tmp_path / project)
     han.fig2(load_results([tmp_path / "true"]))
     with pytest.raises(DpbenchError, match=r"han_pwa, objective against box half-width c: .*p_project \(False, True\)"):
         han.fig2(load_results([tmp_path]))

@@ -12,6 +12,7 @@ from scipy import stats
 
 from dpbench.engine import run_job
 from dpbench.errors import DpbenchError
+from dpbench.jobs.plan import make_plan
 from dpbench.plot import deviations
 
 
@@ -76,7 +77,7 @@ def test_the_page_lists_the_changes_the_effects_and_the_claims_per_mode(compose_
     """Real runs: DP-AGD on the synthetic data in both modes, and DP-BLSGD in correct."""
     job = ("dataset.n=2000", "dataset.seed=1", "reps=3", "progress=false")
     frames = [
-        run_job(compose_run_config(*job, f"algorithm={a}", *extra), tmp_path / name)
+        run_job(make_plan(compose_run_config(*job, f"algorithm={a}", *extra)), tmp_path / name)
         for name, a, extra in (
             ("agd", "dp_agd", ()),
             ("agd_authors", "dp_agd", ("algorithm.fidelity=authors_code",)),
@@ -128,7 +129,10 @@ def test_kuru_claims_are_checked_per_mode_on_the_rows(compose_run_config, tmp_pa
         "progress=false",
     )
     frames = [
-        run_job(compose_run_config(*job, f"algorithm={a}", f"algorithm.fidelity={mode}"), tmp_path / f"{a}_{mode}")
+        run_job(
+            make_plan(compose_run_config(*job, f"algorithm={a}", f"algorithm.fidelity={mode}")),
+            tmp_path / f"{a}_{mode}",
+        )
         for a in ("dp_gd", "dp_nag_opt")
         for mode in ("correct", "authors_code")
     ]

@@ -114,6 +114,7 @@ def test_bound_317_at_one_hand_computed_point():
     assert kuru.hb_bound(1.0, 0.0, 1, 0.1) == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_analytic_figures_need_no_results(tmp_path, capsys):
     main(["kuru.fig1", "--out", str(tmp_path)])
     main(["kuru.fig2", "--out", str(tmp_path)])

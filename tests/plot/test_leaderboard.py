@@ -108,6 +108,7 @@ def test_figure_draws_average_ranks():
     assert height["a"] > height["b"] > height["c"] > height["d"]  # the best at the top
 
 
+@pytest.mark.slow
 def test_cli_ranks_a_small_sweep(cli, tmp_path):
     """End to end: a 3-method × 2-ε sweep on small synthetic data, then dpbench-plot leaderboard."""
     sweep = tmp_path / "sweep"
@@ -169,6 +170,7 @@ def test_a_mode_with_two_configurations_is_refused():
         check_comparable(board)
 
 
+@pytest.mark.slow
 def test_ci_runs_the_leaderboard_preset_with_private_tuning_end_to_end(cli, tmp_path):
     """experiment=leaderboard, shrunk: synthetic data, 2 methods + references, 2 ε, E[K] = 2, 2 folds; then
     dpbench-plot leaderboard. Every row within budget; oracle rows marked; private rows paid for tuning."""

@@ -240,6 +240,7 @@ N_PLD_CONFIGS = 400
 MIN_SHARP = 100  # a quarter: 121 of the 400 the seed draws are sharp
 
 
+@pytest.mark.slow
 def test_tight_conversion_is_never_below_the_pld_epsilon():
     """For 400 random compositions (q, σ, steps, δ) whose RDP ε lies in [0.01, 10] (PLD's cost grows with
     the loss range; drawn from the full ranges and kept in order until 400 qualify), ``eps_from_rdp``
@@ -388,6 +389,7 @@ def _check_calibration(make, target: float, delta: float, steps: int, q: float) 
     return True
 
 
+@pytest.mark.slow
 def test_gaussian_calibration_never_overshoots_and_is_tight():
     """1000 random targets (ε ∈ [0.02, 20], δ, steps, q) on RDP accountants (the four conversion ×
     amplification variants in turn, on 24 orders in [2, 256] to keep 1000 bisections fast), the same

@@ -18,6 +18,7 @@ import pytest
 
 from dpbench.algorithms.registry import ALGORITHMS
 from dpbench.engine import run_job
+from dpbench.jobs.plan import make_plan
 from dpbench.privacy.accountants import RDPAccountant
 from dpbench.privacy.events import (
     ComposedEvent,
@@ -166,7 +167,7 @@ def test_adaptive_runs_record_their_filter_and_fixed_ones_their_composition(comp
     rules, orders = [], []
     for i, data in enumerate((("dataset.n=600", "dataset.seed=1"), ("dataset.n=900", "dataset.seed=2"))):
         cfg = compose_run_config("algorithm=dp_blsgd", "progress=false", "privacy.eps=0.4", *data)
-        rows = run_job(cfg, tmp_path / str(i))
+        rows = run_job(make_plan(cfg), tmp_path / str(i))
         assert (rows["eps_spent"] <= 0.4).all()
         rules.append(set(rows["stopping_rule"]))
         summary = json.loads((tmp_path / str(i) / "run.json").read_text())["ledgers"][0]
@@ -176,7 +177,11 @@ def test_adaptive_runs_record_their_filter_and_fixed_ones_their_composition(comp
         and orders[0] == orders[1]
         and len(orders[0]) == 1
     )
-    sgd = run_job(compose_run_config("algorithm=dp_sgd", "progress=false", "dataset.n=600"), tmp_path / "sgd")
+    sgd = run_job(
+        make_plan(compose_run_config("algorithm=dp_sgd", "progress=false", "dataset.n=600")), tmp_path / "sgd"
+    )
     assert set(sgd["stopping_rule"]) == {"fixed_composition"} and set(sgd["conversion"]) == {"tight"}
-    agd = run_job(compose_run_config("algorithm=dp_agd", "progress=false", "dataset.n=600"), tmp_path / "agd")
+    agd = run_job(
+        make_plan(compose_run_config("algorithm=dp_agd", "progress=false", "dataset.n=600")), tmp_path / "agd"
+    )
     assert set(agd["stopping_rule"]) == {"budget_filter"} and (agd["eps_spent"] <= agd["eps"]).all()

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from dpbench.errors import ConfigError
+from dpbench.jobs.plan import make_plan
 from dpbench.privacy.accountants import RDPAccountant
 from dpbench.privacy.calibrate import gaussian_noise_for_budget
 from dpbench.privacy.events import (
@@ -150,7 +151,7 @@ def test_a_group_privacy_run_pays_half_the_budget_under_add_remove_and_reports_t
     cfg = compose_run_config(
         "algorithm=dp_sgd", "privacy.eps=0.5", "privacy.neighbouring=replace_one", "dataset.n=3000", "progress=false"
     )
-    rows = run_job(cfg, tmp_path)
+    rows = run_job(make_plan(cfg), tmp_path)
     assert rows[
         ["neighbouring", "relation_conversion", "privacy_unit", "dp_notion"]
     ].drop_duplicates().values.tolist() == [["replace_one", "group_privacy", "record", "rdp"]]

@@ -40,6 +40,10 @@ from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.repeat_select import tnb_gamma
 from dpbench.privacy.trial_budget import plan_trials
 
+pytestmark = pytest.mark.xdist_group(
+    "privacy.test_published_counts"
+)  # its module-scoped fixture is made once, on one worker
+
 DELTA = 1e-5
 Q, SIGMA = 0.25, 1.5
 """The ``dp_sgd_step`` audit target's step: Poisson rate q, noise multiplier σ (sensitivity C = 1 below)."""

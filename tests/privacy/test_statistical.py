@@ -22,7 +22,10 @@ from dpbench.privacy.mechanisms import (
     sample_above_threshold,
 )
 
-pytestmark = pytest.mark.statistical
+pytestmark = [
+    pytest.mark.statistical,
+    pytest.mark.xdist_group("privacy.test_statistical"),  # its module-scoped fixture is made once, on one worker,
+]
 
 N = 1_000_000
 CONFIDENCE = 0.99

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from dpbench.engine import run_job
+from dpbench.jobs.plan import make_plan
 from dpbench.privacy.counts import noisy_count, split_budget
 from dpbench.privacy.events import PoissonSampledEvent
 from dpbench.privacy.ledger import Ledger
@@ -36,7 +37,7 @@ TINY = (
 
 def _job(compose_run_config, tmp_path, *overrides):
     cfg = compose_run_config(*TINY, *overrides)
-    results = run_job(cfg, tmp_path)
+    results = run_job(make_plan(cfg), tmp_path)
     return cfg, results, json.loads((tmp_path / "run.json").read_text())["ledgers"]
 
 

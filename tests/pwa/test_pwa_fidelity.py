@@ -19,6 +19,7 @@ from scipy.stats import chisquare
 from dpbench.algorithms.registry import make_algorithm
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
+from dpbench.jobs.plan import make_plan
 from dpbench.privacy.ledger import Ledger
 from dpbench.pwa import PWAProblem, make_problem, subgradient_index_probabilities
 from dpbench.pwa.algorithms import PWALaplaceSolution, PWASubgradient
@@ -98,7 +99,7 @@ def test_rows_carry_the_fidelity_and_a_valid_guarantee(compose_run_config, tmp_p
     assert paper.config_hash != correct.config_hash
     rows = {}
     for name, cfg in (("correct", correct), ("paper", paper)):
-        rows[name] = run_job(cfg, tmp_path / name)
+        rows[name] = run_job(make_plan(cfg), tmp_path / name)
         assert set(rows[name]["fidelity"]) == {name} and set(rows[name]["p_fidelity"]) == {name}
         assert rows[name]["guarantee_valid"].all() and set(rows[name]["guarantee_note"]) == {""}
         assert (rows[name]["guarantee"] == "eps-DP").all() and (rows[name]["eps_spent"] <= rows[name]["eps"]).all()

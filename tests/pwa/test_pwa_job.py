@@ -8,13 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpbench.pwa.job as pwa_job
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError, DataError, PrivacyViolation
+from dpbench.jobs.plan import RunPlan, make_plan
 from dpbench.plot import han
 from dpbench.pwa import make_problem
 from dpbench.pwa.algorithms import PWALaplaceData
 from dpbench.pwa.mechanisms import laplace_data
+
+pytestmark = pytest.mark.xdist_group("pwa.test_pwa_job")  # its module-scoped fixture is made once, on one worker
 
 PWA = (
     "dataset=synthetic_pwa",
@@ -43,7 +45,7 @@ def _cfg(compose_run_config, *overrides):
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_every_mechanism_runs_as_a_job_within_budget(compose_run_config, tmp_path, algorithm):
     cfg = _cfg(compose_run_config, f"algorithm={algorithm}", "reps=7", "privacy.eps=0.5", "privacy.delta=1e-6")
-    df = run_job(cfg, tmp_path)
+    df = run_job(make_plan(cfg), tmp_path)
     problem = make_problem(8, d=3)
     _, fstar = problem.solve()
     assert len(df) == 7 and list(df["rep"]) == list(range(7))
@@ -74,7 +76,7 @@ def test_runs_are_blocks_of_one_vectorised_call_each_with_its_own_ledger(compose
         return original(self, problem, epsilon=epsilon, runs=runs, rng=rng, ledger=ledger)
 
     monkeypatch.setattr(PWALaplaceData, "release", spy)
-    df = run_job(_cfg(compose_run_config, "algorithm=pwa_laplace_data", "reps=250"), tmp_path)
+    df = run_job(make_plan(_cfg(compose_run_config, "algorithm=pwa_laplace_data", "reps=250")), tmp_path)
     assert [runs for runs, _ in calls] == [100, 100, 50]
     assert len({id(ledger) for _, ledger in calls}) == 3  # a fresh per-run ledger per block
     assert all(len(ledger.entries) == 1 for _, ledger in calls)
@@ -85,17 +87,19 @@ def test_runs_are_blocks_of_one_vectorised_call_each_with_its_own_ledger(compose
 
 def test_same_seed_same_numbers_and_finished_jobs_are_skipped(compose_run_config, tmp_path):
     cfg = _cfg(compose_run_config, "algorithm=pwa_subgradient", "reps=120")
-    a = run_job(cfg, tmp_path / "a", key_dir=tmp_path)  # one sweep: one secret noise key
-    b = run_job(cfg, tmp_path / "b", key_dir=tmp_path)
+    a = run_job(make_plan(cfg), tmp_path / "a", key_dir=tmp_path)  # one sweep: one secret noise key
+    b = run_job(make_plan(cfg), tmp_path / "b", key_dir=tmp_path)
     pd.testing.assert_series_equal(a["train_objective"], b["train_objective"])
     other = run_job(
-        _cfg(compose_run_config, "algorithm=pwa_subgradient", "reps=120", "seed=1"), tmp_path / "c", key_dir=tmp_path
+        make_plan(_cfg(compose_run_config, "algorithm=pwa_subgradient", "reps=120", "seed=1")),
+        tmp_path / "c",
+        key_dir=tmp_path,
     )
     assert not np.allclose(a["train_objective"], other["train_objective"])
-    other_key = run_job(cfg, tmp_path / "d")
+    other_key = run_job(make_plan(cfg), tmp_path / "d")
     assert not np.allclose(a["train_objective"], other_key["train_objective"])
     stamp = (tmp_path / "a" / "results.parquet").stat().st_mtime_ns
-    run_job(cfg, tmp_path / "a", key_dir=tmp_path)
+    run_job(make_plan(cfg), tmp_path / "a", key_dir=tmp_path)
     assert (tmp_path / "a" / "results.parquet").stat().st_mtime_ns == stamp
 
 
@@ -106,9 +110,13 @@ def test_an_overspending_mechanism_is_a_privacy_violation(compose_run_config, tm
         return laplace_data(problem, epsilon=2 * epsilon, runs=runs, rng=rng, ledger=ledger)
 
     monkeypatch.setattr(PWALaplaceData, "release", overspend)
-    monkeypatch.setattr(pwa_job, "_ledger", lambda cfg: Ledger(10 * cfg.privacy.eps, cfg.privacy.delta, "pure"))
+    monkeypatch.setattr(  # a ledger ten times too generous: the job's own check must catch the overspend
+        RunPlan,
+        "ledger",
+        lambda plan, method=None: (Ledger(10 * plan.run.privacy.eps, plan.run.privacy.delta, "pure"), float),
+    )
     with pytest.raises(PrivacyViolation, match=r"spent \(ε, δ\) = \(0\.6"):
-        run_job(_cfg(compose_run_config, "algorithm=pwa_laplace_data", "privacy.eps=0.3"), tmp_path)
+        run_job(make_plan(_cfg(compose_run_config, "algorithm=pwa_laplace_data", "privacy.eps=0.3")), tmp_path)
     assert not (tmp_path / "results.parquet").exists()
 
 
@@ -155,7 +163,8 @@ def sweeps(tmp_path_factory):
     """Small han_fig1/han_fig2-like sweeps run through the engine (few runs, short chains)."""
     from hydra import compose, initialize_config_dir
 
-    from dpbench.config import RunConfig, config_dir
+    from dpbench.conf_files import config_dir
+    from dpbench.resolve import run_config
     from dpbench.resolvers import register_resolvers
 
     register_resolvers()
@@ -164,7 +173,7 @@ def sweeps(tmp_path_factory):
 
         def run(name, *overrides):
             cfg = compose("config", overrides=[*PWA, "reps=30", "privacy.eps=0.1", *overrides])
-            run_job(RunConfig.from_dictconfig(cfg), root / name / "_".join(overrides))
+            run_job(make_plan(run_config(cfg)), root / name / "_".join(overrides))
 
         for algorithm in ("pwa_subgradient_paper", "pwa_subgradient", "pwa_subgradient_nonprivate"):
             for k in (1, 10, 50):

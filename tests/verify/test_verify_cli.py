@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from dpbench.jobs.plan import make_plan
 from dpbench.results import read_column_classes
 from dpbench.verify.checks import (
     SEED_NOTE,
@@ -30,6 +31,8 @@ from dpbench.verify.checks import (
     reporting,
 )
 from dpbench.verify.cli import main
+
+pytestmark = pytest.mark.xdist_group("verify.test_verify_cli")  # its module-scoped fixture is made once, on one worker
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sweeps"
 SWEEP = [
@@ -239,7 +242,7 @@ def test_a_group_privacy_run_is_checked_at_its_ledger_budget(capsys, compose_run
         "dataset.n=600",
         "progress=false",
     )
-    run_job(cfg, tmp_path / "job")
+    run_job(make_plan(cfg), tmp_path / "job")
     status, lines, _ = verify(capsys, tmp_path / "job")
     assert status == 0, "\n".join(lines)
     assert lines[1].split()[-1] == "." and " = " in lines[1] and " <= " in lines[1]

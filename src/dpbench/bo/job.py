@@ -30,7 +30,6 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from dpbench.algorithms.registry import make_algorithm
 from dpbench.bo.algorithms import BOProblem, BORelease, KusnerMTGPLikelihood
 from dpbench.bo.gp import kernel_matrix, multitask_log_likelihood
 from dpbench.bo.targets import (
@@ -42,22 +41,15 @@ from dpbench.bo.targets import (
     score_matrix,
 )
 from dpbench.conf_files import default_cache_dir
-from dpbench.config import RunConfig
 from dpbench.data import load_dataset
 from dpbench.errors import DpbenchError, PrivacyViolation
-from dpbench.jobs.columns import (
-    empty_trace,
-    identity_columns,
-    provenance_columns,
-    trace_identity,
-)
 from dpbench.jobs.kind import JobOutput
-from dpbench.privacy.accountants import make_accountant
+from dpbench.jobs.plan import RunPlan
 from dpbench.privacy.events import ApproxDPEvent
 from dpbench.privacy.ledger import Ledger
-from dpbench.privacy.neighbouring import run_budget
 from dpbench.privacy.noise_key import noise_rng
 from dpbench.resume import RunStore
+from dpbench.settings import RunConfig
 
 __all__ = ["BO_JOB", "BOJob"]
 
@@ -67,21 +59,21 @@ class BOJob:
     costs a few column averages of the cached score matrix, so a job does not resume run by run
     (``store`` is not used)."""
 
-    def run(self, cfg: RunConfig, store: RunStore) -> JobOutput:
-        return run_bo(cfg)
+    def run(self, plan: RunPlan, store: RunStore) -> JobOutput:
+        return run_bo(plan)
 
 
 BO_JOB = BOJob()
 
 
-def run_bo(cfg: RunConfig) -> JobOutput:
+def run_bo(plan: RunPlan) -> JobOutput:
     """All repetitions of a kusner_bo job (the trace holds GP-UCB's path with ``trace.nonprivate=true``)."""
+    cfg, algorithm = plan.run, plan.method
     if cfg.folds != 1:
         raise DpbenchError(
             f"kusner_bo jobs split the data by bo.split_seed and have no folds; got cv.folds={cfg.folds}"
         )
     bo = cfg.bo
-    algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
     dataset = load_dataset(
         cfg.dataset, cfg.dataset_options, data_dir=cfg.data_dir, allow_download=cfg.allow_download, scaling=cfg.scaling
     )
@@ -111,16 +103,16 @@ def run_bo(cfg: RunConfig) -> JobOutput:
         "scaling": dataset.info["scaling"],
         "guarantee_breaches": dataset.info["guarantee_breaches"],
     }
-    provenance = provenance_columns(cfg, dataset.checksum, dataset.info["scaling"], dataset.info["guarantee_breaches"])
-    fixed = (identity_columns(cfg), provenance)
+    provenance = plan.provenance(dataset.checksum, dataset.info["scaling"], dataset.info["guarantee_breaches"])
+    fixed = (dict(plan.identity), provenance)
     if isinstance(algorithm, KusnerMTGPLikelihood):
-        return JobOutput(_likelihood(cfg, algorithm, scores, fixed), empty_trace(cfg), info, [])
-    results, trace, ledgers = _tuning(cfg, algorithm, scores, fixed)
+        return JobOutput(_likelihood(cfg, algorithm, scores, fixed), plan.empty_trace(), info, [])
+    results, trace, ledgers = _tuning(plan, scores, fixed)
     return JobOutput(results, trace, info, ledgers)
 
 
-def _tuning(cfg: RunConfig, algorithm, scores: ScoreMatrix, fixed) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
-    bo = cfg.bo
+def _tuning(plan: RunPlan, scores: ScoreMatrix, fixed) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
+    cfg, algorithm, bo = plan.run, plan.method, plan.run.bo
     pool, test = scores.pool_columns(), scores.test_columns()
     test_accuracy = scores.accuracy(test) if test.size else np.full(scores.correct.shape[0], math.nan)
     rows, traces, ledgers = [], [], []
@@ -131,26 +123,19 @@ def _tuning(cfg: RunConfig, algorithm, scores: ScoreMatrix, fixed) -> tuple[pd.D
         rng = noise_rng(public, cfg.seed, rep)
         gains = scores.ramp_score(validation) if algorithm.gain == "ramp" else scores.accuracy(validation)
         problem = BOProblem(gains, scores.points, scores.hyperparameters, bo.validation_size, scores.row_norm)
-        ledger = _ledger(cfg, algorithm)
+        ledger, _ = plan.ledger()  # native relation only: the spend is ε
         start = time.perf_counter()
         release = algorithm.release(problem, epsilon=cfg.privacy.eps, delta=cfg.privacy.delta, rng=rng, ledger=ledger)
         wall = time.perf_counter() - start
         eps_spent, delta_spent = _check_spend(cfg, ledger, rep)
         rows.append(_row(cfg, fixed, rep, problem, release, algorithm, test_accuracy, eps_spent, delta_spent, wall))
         if cfg.trace_nonprivate:  # GP-UCB's path runs on the raw validation gains: never released
-            traces.append(_trace(cfg, rep, release))
+            traces.append(_trace(plan, rep, release))
         ledgers.append({"rep": rep, **ledger.summary()})
         bar.update()
         bar.set_postfix(v=f"{release.value:.3g}", eps=f"{eps_spent:.3g}")
     bar.close()
-    return pd.DataFrame(rows), pd.concat(traces, ignore_index=True) if traces else empty_trace(cfg), ledgers
-
-
-def _ledger(cfg: RunConfig, algorithm) -> Ledger:
-    eps, delta, relation, _ = run_budget(
-        algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring
-    )  # native only
-    return Ledger(eps, delta, make_accountant(algorithm.accountant), neighbouring=relation)
+    return pd.DataFrame(rows), pd.concat(traces, ignore_index=True) if traces else plan.empty_trace(), ledgers
 
 
 def _check_spend(cfg: RunConfig, ledger: Ledger, rep: int) -> tuple[float, float]:
@@ -213,7 +198,7 @@ def _row(
     }
 
 
-def _trace(cfg: RunConfig, rep: int, release: BORelease) -> pd.DataFrame:
+def _trace(plan: RunPlan, rep: int, release: BORelease) -> pd.DataFrame:
     run = release.run
     return pd.DataFrame(
         {
@@ -223,7 +208,7 @@ def _trace(cfg: RunConfig, rep: int, release: BORelease) -> pd.DataFrame:
             "candidate": run.indices.astype(int),
             "value": run.values,
             "best_so_far": np.maximum.accumulate(run.values),
-            **trace_identity(cfg),
+            **plan.trace_identity(),
         }
     )
 

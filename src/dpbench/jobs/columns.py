@@ -10,20 +10,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dpbench import __version__, code_identity
-from dpbench.jobs.ledgers import (
-    count_budget,
-    method_config,
-    reads_private_size,
-    run_accountant,
-)
+from dpbench.jobs.ledgers import reads_private_size, run_accountant
 from dpbench.privacy.neighbouring import resolve, run_budget
 from dpbench.results import TRACE_COLUMNS, param_columns
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpbench.config import RunConfig
-    from dpbench.jobs.kind import JobOutput
+    from dpbench.algorithms.base import Algorithm
+    from dpbench.settings import RunConfig
 
 IDENTITY_COLUMNS = (
     "paper",
@@ -81,24 +76,22 @@ CORE_COLUMNS = IDENTITY_COLUMNS + RUN_COLUMNS + PROVENANCE_COLUMNS
 TRACE_IDENTITY_COLUMNS = ("algorithm", "dataset", "eps", "seed", "config_hash")
 
 
-def identity_columns(cfg: RunConfig) -> dict[str, Any]:
+def identity_columns(cfg: RunConfig, algorithm: Algorithm, method_cfg: RunConfig) -> dict[str, Any]:
     """The results columns that say what ran: paper, algorithm, dataset, model, loss, budget, the
     neighbouring relation and privacy unit the (ε, δ) is for and how the method meets that relation,
     the DP notion its ledger composes in, accountant, the RDP conversion its ledger used, where its
     noise's randomness came from (``noise_key``: secret or seed) and the rule
     that makes its ε a guarantee (:func:`~dpbench.jobs.ledgers.run_accountant`, built on the method's part
-    of ε when a noisy training size is paid first: :func:`~dpbench.jobs.ledgers.count_budget`)."""
-    from dpbench.algorithms.registry import algorithm_class, make_algorithm
+    of ε, ``method_cfg``, when a noisy training size is paid first: :func:`~dpbench.jobs.ledgers.count_budget`).
+    ``algorithm`` is the instance built from ``cfg``'s hyper-parameters."""
     from dpbench.privacy.filter import stopping_rule
     from dpbench.tuning import trial_budget
 
-    cls = algorithm_class(cfg.algorithm)
-    algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
+    cls = type(algorithm)
     accountant = algorithm.accountant  # some methods choose it by a hyper-parameter
     relation, mode = resolve(algorithm, cfg.privacy.neighbouring)
     run_rules, rule = None, "none"
     if cls.private:
-        method_cfg = method_config(cfg, count_budget(algorithm, cfg))
         eps, delta, _, _ = run_budget(algorithm, method_cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring)
         run_rules = run_accountant(algorithm, method_cfg, eps, delta)
         rule = stopping_rule(run_rules, algorithm.adaptive_stopping)
@@ -127,7 +120,11 @@ def identity_columns(cfg: RunConfig) -> dict[str, Any]:
 
 
 def provenance_columns(
-    cfg: RunConfig, dataset_checksum: str, scaling: str = "none", data_breaches: Sequence[str] = ()
+    cfg: RunConfig,
+    algorithm: Algorithm,
+    dataset_checksum: str,
+    scaling: str = "none",
+    data_breaches: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The results columns that say where a row comes from: preset, hyper-parameters (as JSON in
     ``params`` and one ``p_<name>`` column each), data (and how its features were scaled), config,
@@ -137,7 +134,7 @@ def provenance_columns(
     something the guarantee does not cover prepared the data, chose the hyper-parameters or ran the
     method (:func:`guarantee_breaches`), or it rests on an assumption no run can check;
     ``data_breaches`` are the loader's reasons (``Dataset.info["guarantee_breaches"]``)."""
-    kind, reasons = guarantee_status(cfg, scaling, data_breaches)
+    kind, reasons = guarantee_status(cfg, algorithm, scaling, data_breaches)
     return {
         "experiment": cfg.experiment,
         "variant": cfg.variant,
@@ -164,17 +161,16 @@ GUARANTEE_KINDS = {
 }
 
 
-def guarantee_status(cfg: RunConfig, scaling: str, data_breaches: Sequence[str] = ()) -> tuple[str, list[str]]:
+def guarantee_status(
+    cfg: RunConfig, algorithm: Algorithm, scaling: str, data_breaches: Sequence[str] = ()
+) -> tuple[str, list[str]]:
     """(``guarantee_kind``, why ``guarantee_valid`` is False — empty when it is True): ``not_covered`` with
     :func:`guarantee_breaches`' reasons, else ``conditional`` with the assumption the method's guarantee rests
     on (``Algorithm.conditional_on``: kusner_bo Alg. 1–2's Assumption 1, han_pwa's unmixed Metropolis chain),
     else ``proven`` (``none`` for a non-private reference, which has nothing to break)."""
-    from dpbench.algorithms.registry import make_algorithm
-
-    breaches = guarantee_breaches(cfg, scaling, data_breaches)
+    breaches = guarantee_breaches(cfg, algorithm, scaling, data_breaches)
     if breaches:
         return "not_covered", breaches
-    algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
     if not algorithm.private:
         return "none", []
     if algorithm.conditional_on:
@@ -182,7 +178,9 @@ def guarantee_status(cfg: RunConfig, scaling: str, data_breaches: Sequence[str] 
     return "proven", []
 
 
-def guarantee_breaches(cfg: RunConfig, scaling: str, data_breaches: Sequence[str] = ()) -> list[str]:
+def guarantee_breaches(
+    cfg: RunConfig, algorithm: Algorithm, scaling: str, data_breaches: Sequence[str] = ()
+) -> list[str]:
     """Why a row's (ε, δ) is not a guarantee, one reason each: the features were scaled with the
     whole file (``data.scaling=whole_file``), the loader prepared the data in a way the guarantee
     does not cover (``data_breaches``, e.g. declared ranges without a public source), the
@@ -190,15 +188,12 @@ def guarantee_breaches(cfg: RunConfig, scaling: str, data_breaches: Sequence[str
     unpaid under add/remove (``privacy.count_share=0``), or the method ran in a fidelity
     mode that breaks its guarantee or trains on the test fold
     (:class:`~dpbench.algorithms.base.FidelityMode`). Empty when it is one."""
-    from dpbench.algorithms.registry import make_algorithm
-
     reasons = []
     if scaling == "whole_file":
         reasons.append("data.scaling=whole_file: min–max ranges fitted on every row, test fold included")
     reasons.extend(data_breaches)
     if cfg.tuning.mode == "oracle":
         reasons.append("tuning=oracle: hyper-parameters chosen on the test fold")
-    algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
     if cfg.privacy.count_share == 0.0 and reads_private_size(algorithm, cfg):
         reasons.append(
             "privacy.count_share=0: the method used the realised training size as n̄, so its (ε, δ) holds for "
@@ -231,10 +226,3 @@ def empty_trace(cfg: RunConfig) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame(columns=[*TRACE_COLUMNS, *trace_identity(cfg)])
-
-
-def missing_columns(output: JobOutput) -> list[str]:
-    """The core results columns and trace identity columns ``output`` lacks (empty when it has them all)."""
-    missing = [f"results.{c}" for c in CORE_COLUMNS if c not in output.results.columns]
-    missing += [f"trace.{c}" for c in ("fold", "rep", *TRACE_IDENTITY_COLUMNS) if c not in output.trace.columns]
-    return missing

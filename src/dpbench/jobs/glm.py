@@ -21,19 +21,7 @@ import numpy as np
 from dpbench import __version__
 from dpbench.data import load_dataset
 from dpbench.errors import DpbenchError, PrivacyViolation
-from dpbench.jobs.columns import (
-    empty_trace,
-    identity_columns,
-    provenance_columns,
-    trace_identity,
-)
 from dpbench.jobs.kind import JobOutput
-from dpbench.jobs.ledgers import (
-    accountant_options,
-    count_budget,
-    method_config,
-    run_ledger,
-)
 from dpbench.jobs.splits import (
     Split,
     check_finite,
@@ -48,11 +36,11 @@ from dpbench.tuning import FitContext, fit
 
 if TYPE_CHECKING:
     from dpbench.algorithms.base import FidelityMode, FitResult
-    from dpbench.config import RunConfig
     from dpbench.data import Dataset
-    from dpbench.privacy.counts import CountBudget
+    from dpbench.jobs.plan import RunPlan
     from dpbench.problems import GLMProblem
     from dpbench.resume import RunStore
+    from dpbench.settings import RunConfig
 
 log = logging.getLogger("dpbench")
 
@@ -60,15 +48,13 @@ log = logging.getLogger("dpbench")
 class GLMJob:
     """:class:`~dpbench.jobs.JobKind` of every algorithm with ``problem_kind = "glm"``."""
 
-    def run(self, cfg: RunConfig, store: RunStore) -> JobOutput:
+    def run(self, plan: RunPlan, store: RunStore) -> JobOutput:
         """Every fold × rep of a GLM job. Runs found finished in ``store`` (an interrupted earlier
         attempt) are taken from it; every other run is stored as soon as it ends (:mod:`dpbench.resume`)."""
         import pandas as pd
         from tqdm.auto import tqdm
 
-        from dpbench.algorithms.registry import make_algorithm
-
-        algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
+        cfg, algorithm = plan.run, plan.method
         dataset = load_dataset(
             cfg.dataset,
             cfg.dataset_options,
@@ -79,8 +65,6 @@ class GLMJob:
         )
         check_finite(dataset)
         splits = make_splits(dataset, cfg, algorithm.fidelity_mode)
-        identity = identity_columns(cfg)  # the same in every row
-        budget = count_budget(algorithm, cfg)  # ε_n for a noisy n̄ under add/remove, the rest to the method
 
         rows: list[dict[str, Any]] = []
         traces: list[pd.DataFrame] = []
@@ -96,7 +80,7 @@ class GLMJob:
                     (row, trace, ledger_summary), resumed = store.run(
                         fold,
                         rep,
-                        functools.partial(_run_one, algorithm, split, cfg, budget, dataset, fold, rep, fstar, identity),
+                        functools.partial(_run_one, plan, split, dataset, fold, rep, fstar),
                     )
                     n_resumed += resumed
                     rows.append(row)
@@ -107,7 +91,7 @@ class GLMJob:
         if n_resumed:
             log.info("resumed: %d of %d runs were already finished in %s", n_resumed, len(rows), store.dir)
 
-        trace = pd.concat(traces, ignore_index=True) if traces else empty_trace(cfg)
+        trace = pd.concat(traces, ignore_index=True) if traces else plan.empty_trace()
         dataset_info = {"name": dataset.name, "checksum": dataset.checksum, **dataset.info}
         return JobOutput(pd.DataFrame(rows), trace, dataset_info, ledgers)
 
@@ -115,19 +99,11 @@ class GLMJob:
 GLM_JOB = GLMJob()
 
 
-def _run_one(
-    algorithm,
-    split: Split,
-    cfg: RunConfig,
-    budget: CountBudget,
-    dataset: Dataset,
-    fold: int,
-    rep: int,
-    fstar: float,
-    identity: dict,
-):
+def _run_one(plan: RunPlan, split: Split, dataset: Dataset, fold: int, rep: int, fstar: float):
+    """One fold × rep: its results row, its trace and its ledger's summary."""
     import pandas as pd
 
+    cfg, algorithm, budget = plan.run, plan.method, plan.count
     row_norm = public_row_norm(dataset, cfg)
     problem = _problem(split.X_train, split.y_train, cfg, dataset, row_norm, split.public_n)  # the fold's: objectives
     trained = fit_split(
@@ -142,9 +118,8 @@ def _run_one(
             np.random.default_rng(noise_seed(cfg.seed, fold, rep, COUNT_STREAM)),
         )
         trained = dataclasses.replace(trained, released_n=n_released)
-    method_cfg = method_config(cfg, budget)  # the method's part of ε
     context = FitContext(
-        cfg=method_cfg,
+        cfg=plan.method_run,  # the method's part of ε
         split=trained,
         fold=fold,
         rep=rep,
@@ -152,8 +127,8 @@ def _run_one(
         if trained is split
         else _problem(trained.X_train, trained.y_train, cfg, dataset, row_norm, trained.public_n),
         make_problem=lambda X, y, public_n: _problem(X, y, cfg, dataset, row_norm, public_n),
-        make_ledger=lambda method: run_ledger(method, method_cfg),
-        accountant_options=lambda method: accountant_options(method, method_cfg),
+        make_ledger=plan.ledger,
+        accountant_options=plan.accountant_options,
     )
     fitted = fit(algorithm, context)
     result, ledger, tracer = fitted.result, fitted.ledger, fitted.tracer
@@ -168,8 +143,8 @@ def _run_one(
 
     train_obj, test_obj = _objectives(result, problem, split)
     row = {
-        **identity,
-        **_chosen_rule(cfg, fitted.columns),
+        **plan.identity,
+        **_chosen_rule(plan, fitted.columns),
         "eps_spent": float(eps_spent),
         "fold": fold,
         "rep": rep,
@@ -189,13 +164,13 @@ def _run_one(
         "dim": problem.dim,
         "eps_count": float(eps_count),
         "n_public": trained.public_n,
-        **provenance_columns(cfg, dataset.checksum, dataset.info["scaling"], dataset.info["guarantee_breaches"]),
+        **plan.provenance(dataset.checksum, dataset.info["scaling"], dataset.info["guarantee_breaches"]),
         **fitted.columns,
     }
     trace = pd.DataFrame(tracer.rows) if tracer.rows else pd.DataFrame(columns=TRACE_COLUMNS[2:], dtype=float)
     trace.insert(0, "rep", rep)
     trace.insert(0, "fold", fold)
-    trace = trace.assign(**trace_identity(cfg))
+    trace = trace.assign(**plan.trace_identity())
     if eps_count:  # the count was paid before the method's first release
         trace["eps_spent"] = trace["eps_spent"] + eps_count
     summary = ledger.summary() if ledger is not None else {"accountant": "none", "eps_spent": math.inf}
@@ -206,14 +181,13 @@ def _run_one(
     return row, trace, summary
 
 
-def _chosen_rule(cfg: RunConfig, columns: dict[str, Any]) -> dict[str, Any]:
+def _chosen_rule(plan: RunPlan, columns: dict[str, Any]) -> dict[str, Any]:
     """``tuning=oracle``: the stopping rule of the grid point it chose (each point's filter is fixed from
     its own setting), in place of the configured point's; nothing for the other modes."""
     setting = json.loads(columns.get("tuned_params", "{}"))
-    if cfg.tuning.mode != "oracle" or not setting:
+    if plan.run.tuning.mode != "oracle" or not setting:
         return {}
-    chosen = dataclasses.replace(cfg, algorithm_params={**cfg.algorithm_params, **setting})
-    return {"stopping_rule": identity_columns(chosen)["stopping_rule"]}
+    return {"stopping_rule": plan.with_params(setting).identity["stopping_rule"]}
 
 
 def _accuracy(result: FitResult, X, y) -> float:

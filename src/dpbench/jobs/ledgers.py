@@ -20,9 +20,9 @@ from dpbench.privacy.neighbouring import (
 )
 
 if TYPE_CHECKING:
-    from dpbench.config import RunConfig
     from dpbench.privacy.accountants import Accountant
     from dpbench.privacy.ledger import Ledger
+    from dpbench.settings import RunConfig
 
 
 def reads_private_size(algorithm, cfg: RunConfig) -> bool:

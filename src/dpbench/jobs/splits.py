@@ -12,8 +12,8 @@ from dpbench.errors import ConfigError, DpbenchError
 
 if TYPE_CHECKING:
     from dpbench.algorithms.base import FidelityMode
-    from dpbench.config import RunConfig
     from dpbench.data import Dataset
+    from dpbench.settings import RunConfig
 
 
 @dataclass

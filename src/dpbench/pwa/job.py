@@ -30,20 +30,17 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from dpbench.algorithms.registry import algorithm_class, make_algorithm
-from dpbench.config import RunConfig
 from dpbench.errors import DpbenchError, PrivacyViolation
-from dpbench.jobs.columns import empty_trace, identity_columns, provenance_columns
 from dpbench.jobs.kind import JobOutput
-from dpbench.privacy.accountants import make_accountant
+from dpbench.jobs.plan import RunPlan
 from dpbench.privacy.events import ApproxDPEvent
 from dpbench.privacy.ledger import Ledger
-from dpbench.privacy.neighbouring import run_budget
 from dpbench.privacy.noise_key import noise_seed
 from dpbench.pwa.dataset import load_pwa_problem, problem_checksum
 from dpbench.pwa.mechanisms import Release
 from dpbench.pwa.problem import PWAProblem
 from dpbench.resume import RunStore
+from dpbench.settings import RunConfig
 
 __all__ = ["PWA_JOB", "RUNS_PER_BLOCK", "PWAJob"]
 
@@ -54,22 +51,22 @@ class PWAJob:
     """:class:`~dpbench.jobs.JobKind` of han_pwa's mechanisms (``problem_kind = "pwa"``). A job is
     computed in blocks of runs, so it does not resume run by run (``store`` is not used)."""
 
-    def run(self, cfg: RunConfig, store: RunStore) -> JobOutput:
-        return run_pwa(cfg)
+    def run(self, plan: RunPlan, store: RunStore) -> JobOutput:
+        return run_pwa(plan)
 
 
 PWA_JOB = PWAJob()
 
 
-def run_pwa(cfg: RunConfig) -> JobOutput:
-    """All ``cfg.reps`` runs of a han_pwa job (no trace: the mechanisms release one point each)."""
+def run_pwa(plan: RunPlan) -> JobOutput:
+    """All ``reps`` runs of a han_pwa job (no trace: the mechanisms release one point each)."""
+    cfg, algorithm = plan.run, plan.method
     if cfg.folds != 1:
         raise DpbenchError(f"han_pwa jobs have no folds (one instance, no test set); got cv.folds={cfg.folds}")
-    algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
     problem = load_pwa_problem(cfg.dataset, cfg.dataset_options)
     checksum = problem_checksum(problem)
     _, fstar = problem.solve()
-    fixed = (identity_columns(cfg), provenance_columns(cfg, checksum))  # the same in every row
+    fixed = (dict(plan.identity), plan.provenance(checksum))  # the same in every row
 
     rows: list[dict[str, Any]] = []
     ledgers: list[dict[str, Any]] = []
@@ -77,7 +74,7 @@ def run_pwa(cfg: RunConfig) -> JobOutput:
     bar = tqdm(total=cfg.reps, desc=f"{cfg.algorithm} on {cfg.dataset}", disable=not cfg.progress)
     for block, first in enumerate(range(0, cfg.reps, RUNS_PER_BLOCK)):
         runs = min(RUNS_PER_BLOCK, cfg.reps - first)
-        ledger = _ledger(cfg)
+        ledger = plan.ledger()[0] if algorithm.private else None  # native relation only: the spend is ε
         rng = np.random.default_rng(noise_seed(cfg.seed, block))  # the instance is public; every draw here is noise
         start = time.perf_counter()
         release = algorithm.release(problem, epsilon=cfg.privacy.eps, runs=runs, rng=rng, ledger=ledger)
@@ -119,18 +116,7 @@ def run_pwa(cfg: RunConfig) -> JobOutput:
         "fstar": fstar,
         "release": release_info,
     }
-    return JobOutput(pd.DataFrame(rows), empty_trace(cfg), info, ledgers)
-
-
-def _ledger(cfg: RunConfig) -> Ledger | None:
-    cls = algorithm_class(cfg.algorithm)
-    if not cls.private:
-        return None
-    algorithm = make_algorithm(cfg.algorithm, cfg.algorithm_params)
-    eps, delta, relation, _ = run_budget(
-        algorithm, cfg.privacy.eps, cfg.privacy.delta, cfg.privacy.neighbouring
-    )  # native only
-    return Ledger(eps, delta, make_accountant(cls.accountant), neighbouring=relation)
+    return JobOutput(pd.DataFrame(rows), plan.empty_trace(), info, ledgers)
 
 
 def _check_spend(cfg: RunConfig, ledger: Ledger | None, release: Release, block: int) -> tuple[float, float]:

@@ -329,9 +329,8 @@ def job_meaning(meta: Mapping[str, Any]) -> Meaning:
     """The :class:`Meaning` of run.json's ``config`` (validated again) and ``dataset``; a ValueError naming
     why when the configuration does not hash to run.json's ``config_hash`` (guards against checking rows
     against a configuration edited after the run), :class:`ConfigurationRefused` when it cannot be built."""
-    from dpbench.algorithms.registry import make_algorithm
-    from dpbench.jobs.columns import guarantee_status, identity_columns
-    from dpbench.jobs.ledgers import count_budget
+    from dpbench.jobs.columns import guarantee_status
+    from dpbench.jobs.plan import make_plan
     from dpbench.verify.rerun import recorded_config
 
     try:
@@ -342,10 +341,12 @@ def job_meaning(meta: Mapping[str, Any]) -> Meaning:
                 f"{meta.get('config_hash')}"
             )
         dataset = meta.get("dataset") or {}
-        kind, breaches = guarantee_status(cfg, dataset.get("scaling", "none"), dataset.get("guarantee_breaches") or ())
-        count_eps = count_budget(make_algorithm(cfg.algorithm, cfg.algorithm_params), cfg).count_eps
+        plan = make_plan(cfg)
+        kind, breaches = guarantee_status(
+            cfg, plan.method, dataset.get("scaling", "none"), dataset.get("guarantee_breaches") or ()
+        )
         return Meaning(
-            cfg.privacy.neighbouring, tuple(breaches), identity_columns(cfg)["stopping_rule"], count_eps, kind
+            cfg.privacy.neighbouring, tuple(breaches), plan.identity["stopping_rule"], plan.count.count_eps, kind
         )
     except ValueError:
         raise

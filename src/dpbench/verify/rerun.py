@@ -1,6 +1,6 @@
 """``dpbench-verify --rerun K``: run K jobs again from what run.json recorded and compare bit for bit.
 
-run.json's ``config`` is the job's resolved configuration; :meth:`~dpbench.config.RunConfig.from_dictconfig`
+run.json's ``config`` is the job's resolved configuration; :func:`~dpbench.resolve.run_config`
 validates it again, and its ``config_hash`` must be the recorded one (else the configuration on disk
 does not describe the job). The job is run by :func:`dpbench.engine.run_job` into a temporary
 directory, with a fresh cache there too (so F* and every other cached value is recomputed), and every
@@ -108,11 +108,11 @@ def recorded_config(meta: dict[str, Any], data_dir: Path):
     ``data_dir`` when it exists, else in ``data_dir``)."""
     from omegaconf import OmegaConf
 
-    from dpbench.config import RunConfig
+    from dpbench.resolve import run_config
     from dpbench.resolvers import register_resolvers
 
     register_resolvers()
-    cfg = RunConfig.from_dictconfig(OmegaConf.create(meta["config"]))
+    cfg = run_config(OmegaConf.create(meta["config"]))
     recorded = Path(str(meta["config"].get("data_dir") or ""))
     return dataclasses.replace(cfg, force=True, progress=False, data_dir=recorded if recorded.is_dir() else data_dir)
 
@@ -124,6 +124,7 @@ def rerun_job(job_dir: Path, work_dir: Path) -> str | None:
 
     from dpbench.conf_files import default_cache_dir
     from dpbench.engine import run_job
+    from dpbench.jobs.plan import make_plan
     from dpbench.results import one_line
 
     meta = json.loads((job_dir / RUN_FILE).read_text())
@@ -145,7 +146,7 @@ def rerun_job(job_dir: Path, work_dir: Path) -> str | None:
         cfg = dataclasses.replace(cfg, privacy=dataclasses.replace(cfg.privacy, noise_key="seed"))
     with _environment(DPBENCH_CACHE=str(work_dir / "cache")):
         try:
-            run_job(cfg, out, resolved_config=meta["config"], key_dir=key_dir)
+            run_job(make_plan(cfg), out, resolved_config=meta["config"], key_dir=key_dir)
         except Exception as exc:  # noqa: BLE001 — the job failing now is the finding
             return f"the rerun failed: {type(exc).__name__}: {one_line(exc)}"
     return first_difference(pd.read_parquet(job_dir / RESULTS_FILE), pd.read_parquet(out / RESULTS_FILE))

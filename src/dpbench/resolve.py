@@ -1,35 +1,42 @@
-"""The typed, validated run configuration.
+"""From a composed Hydra config to a validated :class:`~dpbench.settings.RunConfig`.
 
-Hydra composes ``conf/`` into a DictConfig; :meth:`RunConfig.from_dictconfig` turns it into
-frozen dataclasses and rejects every bad value before any data is read, with a
-:class:`~dpbench.errors.ConfigError` that names the key and the value (ε must be finite and
-> 0, δ in (0, 1), reps ≥ 1, folds ≥ 1, known dataset/algorithm/model names, compatible
-model/algorithm pairs, valid hyper-parameters).
+Hydra composes ``conf/`` into a DictConfig; :func:`run_plan` applies the variant, refuses every
+bad value before any data is read — with a :class:`~dpbench.errors.ConfigError` that names the key and
+the value (unknown keys, ε, δ, reps and folds out of range, unknown dataset, algorithm or model names,
+a dataset, model and method that pose different kinds of problem, a method that cannot meet the
+neighbouring relation, tune the grid or use the sampler asked for, invalid hyper-parameters) — and
+builds the frozen settings (:class:`~dpbench.settings.RunConfig`) and, from them, the
+:class:`~dpbench.jobs.plan.RunPlan` every later layer reads: the method is built once, here. The settings outside the dataset, model and
+algorithm groups are checked first, so that a bad one is refused before the registries of datasets and
+algorithms load (numpy, scipy, scikit-learn).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from dpbench.conf_files import config_dir, default_cache_dir, group_choices
 from dpbench.errors import ConfigError
 from dpbench.jobs import BO_LOSS, MODEL_KINDS, PWA_LOSS
+from dpbench.settings import (
+    DEFAULT_COUNT_SHARE,
+    TRACE_MAX_SHARE,
+    BOConfig,
+    ModelConfig,
+    PrivacyConfig,
+    RunConfig,
+    TuningConfig,
+    check_settings,
+)
 
-CONVERSIONS = ("tight", "prop1")
-DEFAULT_COUNT_SHARE = 0.05  # privacy.count_share: ε_n = 0.05·ε pays for ñ under add/remove (dpbench.privacy.counts)
-MIN_EPS = 1e-6  # privacy.eps = 1e-300 ended in a ZeroDivisionError
-MAX_EPS = 1e4  # privacy.eps = 1e300 ended in an OverflowError; 1e4 is far beyond any meaningful guarantee
-MAX_SEED = 2**63 - 1  # seeds are stored as int64 in the results
-TRACE_MAX_SHARE = 0.05  # trace records ≥ n/0.05 rows of work apart: tracing ≤ 10 % of a fit (docs/performance.md)
+if TYPE_CHECKING:
+    from dpbench.algorithms.base import Algorithm
+    from dpbench.jobs.plan import RunPlan
 
 
 def apply_variant(cfg: DictConfig) -> DictConfig:
@@ -52,306 +59,119 @@ def apply_variant(cfg: DictConfig) -> DictConfig:
     return updated
 
 
-@dataclass(frozen=True)
-class PrivacyConfig:
-    """Target (ε, δ), the RDP → (ε, δ) conversion (``tight`` default, or chen_lee ``prop1``) and the
-    noise sampler (``numpy`` floating point, or ``secure`` discrete noise on a grid,
-    :mod:`dpbench.privacy.samplers`), the neighbouring relation, and where the noise's randomness comes
-    from (``secret``: the sweep's secret key, or ``seed``: the public seed, replayable;
-    :mod:`dpbench.privacy.noise_key`), and the share of ε that pays for a noisy training-set size
-    under add/remove (``count_share``; 0 uses the realised size, outside the guarantee:
-    :mod:`dpbench.privacy.counts`)."""
+def run_plan(cfg: DictConfig) -> RunPlan:
+    """Validate a composed Hydra config (the ``hydra`` node is ignored; a variant is applied first)
+    and resolve it into the :class:`~dpbench.jobs.plan.RunPlan` the engine runs, its method built once."""
+    from dpbench.jobs.plan import make_plan
 
-    eps: float
-    delta: float
-    conversion: str = "tight"
-    sampler: str = "numpy"
-    neighbouring: str = "add_remove"
-    noise_key: str = "secret"
-    count_share: float = DEFAULT_COUNT_SHARE
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.eps) and self.eps > 0):
-            raise ConfigError(f"privacy.eps must be finite and > 0, got {self.eps}")
-        if not MIN_EPS <= self.eps <= MAX_EPS:
-            raise ConfigError(
-                f"privacy.eps must be in [{MIN_EPS:g}, {MAX_EPS:g}] (outside it the accountants' arithmetic under- or "
-                f"overflows), got {self.eps:g}"
-            )
-        if not (0.0 < self.delta < 1.0):
-            raise ConfigError(f"privacy.delta must be in (0, 1), got {self.delta}")
-        if self.conversion not in CONVERSIONS:
-            raise ConfigError(f"privacy.conversion must be one of {', '.join(CONVERSIONS)}, got {self.conversion!r}")
-        from dpbench.privacy.samplers import SAMPLERS
-
-        if self.sampler not in SAMPLERS:
-            raise ConfigError(f"privacy.sampler must be one of {', '.join(SAMPLERS)}, got {self.sampler!r}")
-        from dpbench.privacy.neighbouring import CHOICES
-
-        if self.neighbouring not in CHOICES:
-            raise ConfigError(f"privacy.neighbouring must be one of {', '.join(CHOICES)}, got {self.neighbouring!r}")
-        from dpbench.privacy.noise_key import NOISE_KEYS
-
-        if self.noise_key not in NOISE_KEYS:
-            raise ConfigError(f"privacy.noise_key must be one of {', '.join(NOISE_KEYS)}, got {self.noise_key!r}")
-        if not (math.isfinite(self.count_share) and 0.0 <= self.count_share < 1.0):
-            raise ConfigError(f"privacy.count_share must be in [0, 1), got {self.count_share}")
-        if self.eps * (1.0 - self.count_share) < MIN_EPS:
-            raise ConfigError(
-                f"privacy.eps · (1 − privacy.count_share) = {self.eps * (1.0 - self.count_share):g} is below {MIN_EPS:g}: "
-                f"under add/remove the method would run on less than the smallest ε the accountants support"
-            )
+    run, method = _resolve(cfg)
+    return make_plan(run, method)
 
 
-@dataclass(frozen=True)
-class ModelConfig:
-    """A linear model: its loss, loss parameters, L2 coefficient μ and ℓ1 coefficient φ (liu_dda's ℓ1-SVM)."""
-
-    name: str
-    loss: str
-    reg: float
-    loss_params: dict[str, float] = field(default_factory=dict)
-    l1_reg: float = 0.0
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.reg) and self.reg >= 0):
-            raise ConfigError(f"model.reg must be finite and ≥ 0, got {self.reg}")
-        if not (math.isfinite(self.l1_reg) and self.l1_reg >= 0):
-            raise ConfigError(f"model.l1_reg must be finite and ≥ 0, got {self.l1_reg}")
+def run_config(cfg: DictConfig) -> RunConfig:
+    """Validate a composed Hydra config, as :func:`run_plan`, and return its settings alone."""
+    return _resolve(cfg)[0]
 
 
-@dataclass(frozen=True)
-class BOConfig:
-    """What a kusner_bo job tunes and on which rows (the ``bo`` section; see conf/config.yaml).
-
-    The dataset's rows (train and test files together) are split once, by ``split_seed``, into a
-    training set of ``train_size`` (the models), a test set of ``test_size`` (the reported test
-    accuracy of the released hyper-parameters) and a pool of ``pool_size`` (all the rest when
-    null) from which each repetition draws its sensitive validation set V of ``validation_size``.
-    Λ is the first ``n_candidates`` points of a Sobol sequence scrambled by ``candidate_seed``.
-    """
-
-    target: str
-    target_options: dict[str, Any] = field(default_factory=dict)
-    n_candidates: int = 100
-    candidate_seed: int = 0
-    train_size: int = 2000
-    test_size: int = 5000
-    pool_size: int | None = 20000
-    validation_size: int = 1000
-    split_seed: int = 0
-
-    def __post_init__(self) -> None:
-        from dpbench.bo.targets import TARGETS
-
-        if self.target not in TARGETS:
-            raise ConfigError(f"bo.target must be one of {', '.join(TARGETS)}, got {self.target!r}")
-        for key in ("n_candidates", "train_size", "validation_size"):
-            if getattr(self, key) < 1:
-                raise ConfigError(f"bo.{key} must be ≥ 1, got {getattr(self, key)}")
-        for key in ("test_size", "candidate_seed", "split_seed"):
-            if getattr(self, key) < 0:
-                raise ConfigError(f"bo.{key} must be ≥ 0, got {getattr(self, key)}")
-        if self.pool_size is not None and self.pool_size <= self.validation_size:
-            raise ConfigError(
-                f"bo.pool_size ({self.pool_size}) must exceed bo.validation_size ({self.validation_size}): "
-                "validation sets and their add-one neighbours are drawn from the pool"
-            )
+def _resolve(cfg: DictConfig) -> tuple[RunConfig, Algorithm]:
+    """The validated settings of ``cfg`` and the method built from its hyper-parameters."""
+    cfg = apply_variant(cfg)
+    _check_known_keys(cfg)
+    settings = _settings(cfg)
+    check_settings(settings)
+    _check_setting_names(settings)
+    return _with_groups(cfg, settings)
 
 
-TUNING_MODES = ("fixed", "private", "oracle")
+def _check_setting_names(settings: dict[str, Any]) -> None:
+    """The settings that name something a lower layer owns: the noise sampler, the neighbouring
+    relation, the noise key, the feature scaling and the data's dtype."""
+    from dpbench.data.dataset import DATA_DTYPES
+    from dpbench.data.scaling import SCALINGS
+    from dpbench.privacy.neighbouring import CHOICES
+    from dpbench.privacy.noise_key import NOISE_KEYS
+    from dpbench.privacy.samplers import SAMPLERS
+
+    privacy = settings["privacy"]
+    for key, value, valid in (
+        ("privacy.sampler", privacy.sampler, SAMPLERS),
+        ("privacy.neighbouring", privacy.neighbouring, CHOICES),
+        ("privacy.noise_key", privacy.noise_key, NOISE_KEYS),
+        ("data.scaling", settings["scaling"], SCALINGS),
+        ("data.dtype", settings["dtype"], DATA_DTYPES),
+    ):
+        if value not in valid:
+            raise ConfigError(f"{key} must be one of {', '.join(valid)}, got {value!r}")
 
 
-@dataclass(frozen=True)
-class TuningConfig:
-    """How the method's hyper-parameters are chosen (the ``tuning`` group, :mod:`dpbench.tuning`):
-    ``fixed`` (the YAML's values), ``private`` (Papernot & Steinke's repeat-and-select over ``grid``:
-    K trials with E[K] = ``trials_mean`` and law shape ``trials_shape`` — 1 geometric, 0 logarithmic,
-    inf Poisson — each trained on the training fold minus a ``validation_fraction`` held out for its
-    noisy score, which gets ``score_share`` of the trial's budget) or ``oracle`` (every grid point with
-    the whole budget, the best on the test fold: not private). ``grid`` is the method's ``tuning_grid``."""
+def _with_groups(cfg: DictConfig, settings: dict[str, Any]) -> tuple[RunConfig, Algorithm]:
+    """:func:`_resolve` once ``settings`` are valid: the dataset, model and algorithm groups."""
+    from dpbench.algorithms.registry import (
+        ALGORITHMS,
+        algorithm_class,
+        check_compatible,
+        make_algorithm,
+    )
+    from dpbench.data import DATASET_NAMES
+    from dpbench.data.registry import scales_features
+    from dpbench.pwa.dataset import PWA_DATASETS, load_pwa_problem
 
-    mode: str = "fixed"
-    trials_mean: float = 4.0
-    trials_shape: float = 1.0
-    validation_fraction: float = 0.2
-    score_share: float = 0.2
-    grid: dict[str, list[Any]] = field(default_factory=dict)
+    dataset = _section(cfg, "dataset")
+    algorithm = _section(cfg, "algorithm")
+    model = _section(cfg, "model")
+    dataset_name = _name(dataset, "dataset", DATASET_NAMES + PWA_DATASETS)
+    algorithm_name = _name(algorithm, "algorithm", ALGORITHMS)
+    model_name = _name(model, "model", group_choices("model"))
+    dataset_options = {k: v for k, v in dataset.items() if k != "name"}
+    _check_problem_kind(dataset_name, model_name, model.get("loss"), algorithm_name)
+    try:
+        model_config = _model_config(model, model_name, algorithm_name)
+    except _ModelMismatch as exc:
+        raise ConfigError(f"{exc}; or keep algorithm={algorithm_name} with {_models_phrase(algorithm_name)}") from None
 
-    def __post_init__(self) -> None:
-        if self.mode not in TUNING_MODES:
-            raise ConfigError(f"tuning.mode must be one of {', '.join(TUNING_MODES)}, got {self.mode!r}")
-        if not (math.isfinite(self.trials_mean) and self.trials_mean >= 1.0):
-            raise ConfigError(f"tuning.trials_mean must be finite and ≥ 1, got {self.trials_mean}")
-        if not self.trials_shape >= 0.0:
-            raise ConfigError(
-                f"tuning.trials_shape must be ≥ 0 (1 geometric, 0 logarithmic, inf Poisson), got {self.trials_shape}"
-            )
-        if not 0.0 < self.validation_fraction < 1.0:
-            raise ConfigError(f"tuning.validation_fraction must be in (0, 1), got {self.validation_fraction}")
-        if not 0.0 < self.score_share < 1.0:
-            raise ConfigError(f"tuning.score_share must be in (0, 1), got {self.score_share}")
-
-    def semantic(self) -> dict[str, Any]:
-        """What determines the numbers: nothing but the mode under ``fixed``; the grid always."""
-        if self.mode == "fixed":
-            return {"mode": "fixed"}
-        if self.mode == "oracle":
-            return {"mode": "oracle", "grid": self.grid}
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """Everything one dpbench job needs, validated."""
-
-    dataset: str
-    dataset_options: dict[str, Any]
-    algorithm: str
-    algorithm_params: dict[str, Any]
-    model: ModelConfig
-    privacy: PrivacyConfig
-    seed: int = 0
-    reps: int = 1
-    folds: int = 1
-    test_fraction: float = 0.2
-    data_dir: Path = field(default_factory=default_cache_dir)
-    allow_download: bool = False
-    row_norm: float | None = None
-    scaling: str = "public"
-    dtype: str = "float64"
-    force: bool = False
-    resume: str = "strict"
-    progress: bool = True
-    trace_every: int = 0
-    trace_nonprivate: bool = False
-    trace_max_share: float | None = TRACE_MAX_SHARE
-    experiment: str | None = None
-    variant: str | None = None
-    bo: BOConfig | None = None
-    tuning: TuningConfig = field(default_factory=TuningConfig)
-
-    def __post_init__(self) -> None:
-        _check_settings(vars(self))
-
-    # ------------------------------------------------------------------ construction
-    @classmethod
-    def from_dictconfig(cls, cfg: DictConfig) -> RunConfig:
-        """Validate a composed Hydra config (the ``hydra`` node is ignored; a variant is applied first).
-        The settings outside the dataset, model and algorithm groups are checked first, so that a bad
-        one is refused before the registries of datasets and algorithms load (numpy, scipy, scikit-learn)."""
-        cfg = apply_variant(cfg)
-        _check_known_keys(cfg)
-        settings = _settings(cfg)
-        _check_settings(settings)
-        return cls._with_groups(cfg, settings)
-
-    @classmethod
-    def _with_groups(cls, cfg: DictConfig, settings: dict[str, Any]) -> RunConfig:
-        """:meth:`from_dictconfig` once ``settings`` are valid: the dataset, model and algorithm groups."""
-        from dpbench.algorithms.registry import (
-            ALGORITHMS,
-            check_compatible,
-            make_algorithm,
+    run = RunConfig(
+        dataset=dataset_name,
+        dataset_options=dataset_options,
+        algorithm=algorithm_name,
+        algorithm_params={k: v for k, v in algorithm.items() if k not in ("name", "tuning_grid")},
+        model=model_config,
+        kind=algorithm_class(algorithm_name).problem_kind,
+        scales_features=scales_features(dataset_name, dataset_options),
+        bo=_bo_config(cfg) if model.get("loss") == BO_LOSS else None,
+        **settings,
+    )
+    algorithm_instance = make_algorithm(run.algorithm, run.algorithm_params)  # validates the hyper-parameters
+    if run.bo is not None and run.bo.target not in algorithm_instance.targets:
+        raise ConfigError(
+            f"algorithm {run.algorithm} cannot tune bo.target={run.bo.target}; it supports "
+            f"bo.target={', '.join(algorithm_instance.targets)}"
         )
-        from dpbench.data import DATASET_NAMES
-        from dpbench.pwa.dataset import PWA_DATASETS, load_pwa_problem
-
-        dataset = _section(cfg, "dataset")
-        algorithm = _section(cfg, "algorithm")
-        model = _section(cfg, "model")
-        dataset_name = _name(dataset, "dataset", DATASET_NAMES + PWA_DATASETS)
-        algorithm_name = _name(algorithm, "algorithm", ALGORITHMS)
-        model_name = _name(model, "model", group_choices("model"))
-        _check_problem_kind(dataset_name, model_name, model.get("loss"), algorithm_name)
-        try:
-            model_config = _model_config(model, model_name, algorithm_name)
-        except _ModelMismatch as exc:
-            raise ConfigError(
-                f"{exc}; or keep algorithm={algorithm_name} with {_models_phrase(algorithm_name)}"
-            ) from None
-
-        run = cls(
-            dataset=dataset_name,
-            dataset_options={k: v for k, v in dataset.items() if k != "name"},
-            algorithm=algorithm_name,
-            algorithm_params={k: v for k, v in algorithm.items() if k not in ("name", "tuning_grid")},
-            model=model_config,
-            bo=_bo_config(cfg) if model.get("loss") == BO_LOSS else None,
-            **settings,
+    try:
+        check_compatible(run.algorithm, run.model.loss)
+    except ConfigError as exc:  # name the models that work
+        raise ConfigError(f"{exc}; use {_models_phrase(run.algorithm)} instead of model={model_name}") from None
+    method = ALGORITHMS[run.algorithm]
+    if run.privacy.sampler == "secure" and method.private and not method.secure_sampler:
+        raise ConfigError(
+            f"privacy.sampler=secure is not available for algorithm {run.algorithm}: some of its noise is drawn "
+            "outside dpbench.privacy.mechanisms; use privacy.sampler=numpy"
         )
-        algorithm_instance = make_algorithm(run.algorithm, run.algorithm_params)  # validates the hyper-parameters
-        if run.bo is not None and run.bo.target not in algorithm_instance.targets:
-            raise ConfigError(
-                f"algorithm {run.algorithm} cannot tune bo.target={run.bo.target}; it supports "
-                f"bo.target={', '.join(algorithm_instance.targets)}"
-            )
-        try:
-            check_compatible(run.algorithm, run.model.loss)
-        except ConfigError as exc:  # name the models that work
-            raise ConfigError(f"{exc}; use {_models_phrase(run.algorithm)} instead of model={model_name}") from None
-        method = ALGORITHMS[run.algorithm]
-        if run.privacy.sampler == "secure" and method.private and not method.secure_sampler:
-            raise ConfigError(
-                f"privacy.sampler=secure is not available for algorithm {run.algorithm}: some of its noise is drawn "
-                "outside dpbench.privacy.mechanisms; use privacy.sampler=numpy"
-            )
-        if run.dtype != "float64" and MODEL_KINDS.get(run.model.loss, "glm") != "glm":
-            raise ConfigError(
-                f"data.dtype={run.dtype} is for linear-model jobs; model={model_name} keeps its data in float64 "
-                "(drop data.dtype)"
-            )
-        _check_relation(run, algorithm_instance)
-        _check_tuning(run, algorithm_instance)
-        _check_fidelity_rows(run, algorithm_instance)
-        if run.dataset in PWA_DATASETS:
-            load_pwa_problem(run.dataset, run.dataset_options)  # validates the instance's options
-        return run
-
-    # ------------------------------------------------------------------ identity
-    def semantic_dict(self) -> dict[str, Any]:
-        """The settings that determine the numbers (not where files live or whether to rerun)."""
-        d = asdict(self)
-        for key in ("data_dir", "allow_download", "force", "resume", "progress"):
-            d.pop(key)
-        if not self.trace_nonprivate:  # keeps the hashes of jobs from before the key existed
-            d.pop("trace_nonprivate")
-        # the trace is as before the key existed (or there is none: han_pwa, kusner_bo): same hash
-        if self.trace_max_share is None or self.trace_every or MODEL_KINDS.get(self.model.loss, "glm") != "glm":
-            d.pop("trace_max_share")
-        if d["bo"] is None:  # keeps the hashes of jobs from before the bo section existed
-            d.pop("bo")
-        if self.privacy.sampler == "numpy":  # likewise for the default sampler
-            d["privacy"].pop("sampler")
-        if self.privacy.neighbouring == "native":  # each paper's own relation: what every job did before the key
-            d["privacy"].pop("neighbouring")
-        if self.privacy.noise_key == "secret":  # the default: keeps the hashes of the presets' jobs
-            d["privacy"].pop("noise_key")
-        if self.privacy.count_share == DEFAULT_COUNT_SHARE:  # likewise
-            d["privacy"].pop("count_share")
-        from dpbench.data.registry import scales_features
-
-        d["tuning"] = self.tuning.semantic()
-        if self.tuning.mode == "fixed":  # keeps the hashes of jobs from before the tuning group existed
-            d.pop("tuning")
-        if not scales_features(self.dataset, self.dataset_options):  # nothing to scale: those hashes stay as they were
-            d.pop("scaling")
-        if self.dtype == "float64":  # keeps the hashes of jobs from before data.dtype existed
-            d.pop("dtype")
-        if d["algorithm_params"].get("fidelity") == "correct":  # likewise for the default algorithm.fidelity
-            d["algorithm_params"].pop("fidelity")
-        return d
-
-    @property
-    def config_hash(self) -> str:
-        """sha256 of :meth:`semantic_dict`: equal hashes ⇒ the same job."""
-        blob = json.dumps(self.semantic_dict(), sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    if run.dtype != "float64" and run.kind != "glm":
+        raise ConfigError(
+            f"data.dtype={run.dtype} is for linear-model jobs; model={model_name} keeps its data in float64 "
+            "(drop data.dtype)"
+        )
+    _check_relation(run, algorithm_instance)
+    _check_tuning(run, algorithm_instance)
+    _check_fidelity_rows(run, algorithm_instance)
+    if run.dataset in PWA_DATASETS:
+        load_pwa_problem(run.dataset, run.dataset_options)  # validates the instance's options
+    return run, algorithm_instance
 
 
 def _settings(cfg: DictConfig) -> dict[str, Any]:
     """RunConfig's fields outside the dataset, model, algorithm and bo sections, read and typed;
-    ``privacy`` and ``tuning`` validate themselves, :func:`_check_settings` the others."""
+    ``privacy`` and ``tuning`` validate themselves, :func:`~dpbench.settings.check_settings` the others."""
     privacy = _section(cfg, "privacy")
     return {
         "privacy": PrivacyConfig(
@@ -383,55 +203,6 @@ def _settings(cfg: DictConfig) -> dict[str, Any]:
         "tuning": _tuning_config(cfg, _section(cfg, "algorithm")),
     }
 
-
-def _check_settings(settings: Mapping[str, Any]) -> None:
-    """The ranges of RunConfig's scalar settings (``settings``: field name → value)."""
-    seed, reps, folds, test_fraction, row_norm, scaling, dtype, trace_every, trace_max_share, resume = (
-        settings[key]
-        for key in (
-            "seed",
-            "reps",
-            "folds",
-            "test_fraction",
-            "row_norm",
-            "scaling",
-            "dtype",
-            "trace_every",
-            "trace_max_share",
-            "resume",
-        )
-    )
-    if not 0 <= seed <= MAX_SEED:
-        raise ConfigError(f"seed must be in [0, 2^63 − 1], got {seed}")
-    if reps < 1:
-        raise ConfigError(f"reps must be ≥ 1, got {reps}")
-    if folds < 1:
-        raise ConfigError(f"cv.folds must be ≥ 1, got {folds}")
-    if not 0.0 <= test_fraction < 1.0:
-        raise ConfigError(f"cv.test_fraction must be in [0, 1), got {test_fraction}")
-    if test_fraction == 0.0 and folds > 1:
-        raise ConfigError(f"cv.test_fraction=0 (train on every row) needs cv.folds=1, got cv.folds={folds}")
-    if row_norm is not None and not (math.isfinite(row_norm) and row_norm > 0):
-        raise ConfigError(f"data.row_norm must be null or finite and > 0, got {row_norm}")
-    from dpbench.data.scaling import SCALINGS
-
-    if scaling not in SCALINGS:
-        raise ConfigError(f"data.scaling must be one of {', '.join(SCALINGS)}, got {scaling!r}")
-    from dpbench.data.dataset import DATA_DTYPES
-
-    if dtype not in DATA_DTYPES:
-        raise ConfigError(f"data.dtype must be one of {', '.join(DATA_DTYPES)}, got {dtype!r}")
-    if trace_every < 0:
-        raise ConfigError(f"trace.every must be ≥ 0 (0 = automatic), got {trace_every}")
-    if trace_max_share is not None and not (math.isfinite(trace_max_share) and trace_max_share > 0):
-        raise ConfigError(f"trace.max_share must be null or finite and > 0, got {trace_max_share}")
-    if resume not in RESUME_MODES:
-        raise ConfigError(f"resume must be one of {', '.join(RESUME_MODES)}, got {resume!r}")
-
-
-RESUME_MODES = ("strict", "keep")
-"""What a rerun does with a finished job computed by other code (:mod:`dpbench.code_identity`):
-strict = compute it again, keep = keep its results (shown as stale)."""
 
 TOP_LEVEL_KEYS = (
     "dataset",
@@ -667,7 +438,7 @@ def _dataset_example(algorithm: str) -> str:
 
 
 class _ModelMismatch(ConfigError):
-    """A model the algorithm cannot run (from_dictconfig adds the models it can)."""
+    """A model the algorithm cannot run (run_config adds the models it can)."""
 
 
 def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> ModelConfig:
@@ -728,6 +499,10 @@ def _bo_config(cfg: DictConfig) -> BOConfig:
     if unknown:
         raise ConfigError(f"bo.{unknown[0]} is not a bo setting; valid: {', '.join(sorted(valid))}")
     values: dict[str, Any] = {"target": _str(section, "target", "bo")}
+    from dpbench.bo.targets import TARGETS
+
+    if values["target"] not in TARGETS:
+        raise ConfigError(f"bo.target must be one of {', '.join(TARGETS)}, got {values['target']!r}")
     options = section.get("target_options") or {}
     if not isinstance(options, dict):
         raise ConfigError(f"bo.target_options must be a mapping, got {options!r}")
