@@ -19,6 +19,15 @@ def pytest_configure(config):
     code_identity.source_sha256()
 
 
+def pytest_collection_modifyitems(items):
+    """Run the long tests first — those marked ``slow`` (end-to-end runs) or ``statistical`` (fixed-seed
+    audits), in their collected order — so that pytest-xdist's workers, which take tests in this order,
+    do not end the session waiting on one long test started last. Every worker sorts alike."""
+    items.sort(
+        key=lambda item: item.get_closest_marker("slow") is None and item.get_closest_marker("statistical") is None
+    )
+
+
 def _unavailable(reason: str) -> None:
     """Fail in CI (CI=true), where the real data must be present; skip elsewhere."""
     if os.environ.get("CI") == "true":
@@ -73,7 +82,8 @@ def compose_run_config():
     """``compose_run_config(*overrides)`` → a validated RunConfig composed from the shipped conf/."""
     from hydra import compose, initialize_config_dir
 
-    from dpbench.config import RunConfig, config_dir
+    from dpbench.conf_files import config_dir
+    from dpbench.resolve import run_config
     from dpbench.resolvers import register_resolvers
 
     register_resolvers()
@@ -81,7 +91,7 @@ def compose_run_config():
     def make(*overrides: str):
         with initialize_config_dir(version_base="1.3", config_dir=str(config_dir())):
             cfg = compose(config_name="config", overrides=list(overrides))
-        return RunConfig.from_dictconfig(cfg)
+        return run_config(cfg)
 
     return make
 
