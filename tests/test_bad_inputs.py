@@ -9,7 +9,9 @@ infinite and empty data, and ``dpbench-plot`` on a corrupt results file or into 
 from __future__ import annotations
 
 import os
+import signal
 import stat
+import sys
 
 import numpy as np
 import pytest
@@ -314,3 +316,33 @@ def test_dpbench_plot_names_a_corrupt_results_file_and_an_unwritable_output(cli,
     lines = corrupt.stderr.strip().splitlines()
     assert corrupt.returncode == 2 and len(lines) == 1 and f"{results} is not a readable parquet file" in lines[0]
     assert not (tmp_path / "figs").exists()
+
+
+def test_a_ctrl_c_a_callback_swallows_in_a_job_is_delivered_again_and_never_printed(monkeypatch, capsys):
+    """In a sweep's worker, a SIGINT landing in a callback that cannot raise (the import system's weakref
+    callbacks) reaches sys.unraisablehook: during a job it is raised again, not printed as "Exception
+    ignored … Traceback"; outside a job, and for any other exception, Python's own report is kept."""
+    from types import SimpleNamespace
+
+    from dpbench import cli
+
+    received = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        swallowed = SimpleNamespace(
+            exc_type=KeyboardInterrupt, exc_value=KeyboardInterrupt(), exc_traceback=None, err_msg=None, object=None
+        )
+        monkeypatch.setattr(cli, "_JOB_RUNNING", True)
+        cli._redeliver_swallowed_interrupt(swallowed)
+        for _ in range(3):  # the handler runs at the next instructions
+            pass
+        assert received == [signal.SIGINT]
+        reported = []
+        monkeypatch.setattr(sys, "__unraisablehook__", reported.append)
+        other = SimpleNamespace(**{**vars(swallowed), "exc_type": ValueError, "exc_value": ValueError()})
+        cli._redeliver_swallowed_interrupt(other)
+        monkeypatch.setattr(cli, "_JOB_RUNNING", False)
+        cli._redeliver_swallowed_interrupt(swallowed)
+        assert reported == [other, swallowed] and received == [signal.SIGINT]
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -249,6 +249,19 @@ def _interrupt_if_a_job_runs(signum, frame) -> None:
         raise KeyboardInterrupt
 
 
+def _redeliver_swallowed_interrupt(unraisable) -> None:
+    """``sys.unraisablehook`` of a sweep's worker: a Ctrl-C that lands while Python runs a callback that
+    cannot raise (a weakref callback of the import system, a ``__del__``) would print "Exception ignored …
+    Traceback … KeyboardInterrupt" and be lost, the job running on; it is raised again instead, at the
+    job's next instruction. Every other unraisable exception is reported as Python reports it."""
+    import signal
+
+    if _JOB_RUNNING and unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 @contextlib.contextmanager
 def _interrupts_in_jobs_only():
     """Around a job in a sweep's worker process (joblib's loky workers): Ctrl-C reaches every process
@@ -256,7 +269,7 @@ def _interrupts_in_jobs_only():
     and the sweep's own process, which gets it too, ends the sweep and its workers. Left to loky, a
     worker caught between jobs (in its idle loop's ``gc.collect()``) printed a traceback under the
     one-line message. A job that runs in the main process (``dpbench`` without ``-m``, the basic
-    launcher) is untouched."""
+    launcher) is untouched. A Ctrl-C swallowed by a callback is delivered again (:func:`_redeliver_swallowed_interrupt`)."""
     global _JOB_RUNNING  # noqa: PLW0603 — the flag the SIGINT handler reads: a module global
     import multiprocessing
     import signal
@@ -266,6 +279,7 @@ def _interrupts_in_jobs_only():
         yield
         return
     signal.signal(signal.SIGINT, _interrupt_if_a_job_runs)
+    sys.unraisablehook = _redeliver_swallowed_interrupt
     _JOB_RUNNING = True
     try:
         yield
