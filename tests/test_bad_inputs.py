@@ -318,13 +318,73 @@ def test_dpbench_plot_names_a_corrupt_results_file_and_an_unwritable_output(cli,
     assert not (tmp_path / "figs").exists()
 
 
+def _loky_workers(parent: int) -> list[int]:
+    """The pids of loky's worker processes among ``parent``'s children (Linux ``/proc``)."""
+    from pathlib import Path
+
+    workers = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if (
+                int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent
+                and b"popen_loky" in (proc / "cmdline").read_bytes()
+            ):
+                workers.append(int(proc.name))
+        except (OSError, ValueError, IndexError):  # the process ended while being read
+            continue
+    return workers
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the workers' signal masks from /proc")
+def test_ctrl_c_while_joblib_workers_start_is_one_line(tmp_path, sigint_default):
+    """Ctrl-C reaches the whole process group, including loky workers still importing joblib (before
+    any dpbench code runs in them): they start with SIGINT blocked, so they print no traceback, and the
+    sweep ends with the one-line message. Without the block, a SIGINT 0.05-0.5 s after a worker
+    appeared printed a KeyboardInterrupt traceback from its imports every time (measured)."""
+    import subprocess
+    import time
+
+    args = ["-m", "algorithm=dp_sgd,nonprivate", "dataset.n=1000", "dataset.d=5", "hydra/launcher=joblib"]
+    with (tmp_path / "stderr.txt").open("w") as err_file:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "dpbench", *args],
+            cwd=tmp_path,
+            env={**os.environ, "DPBENCH_CACHE": str(tmp_path / ".cache")},
+            stdout=subprocess.DEVNULL,
+            stderr=err_file,
+            start_new_session=True,
+            preexec_fn=sigint_default,  # noqa: PLW1509 — subprocess's only way to undo an inherited SIG_IGN (conftest.py)
+        )
+    deadline = time.monotonic() + 120
+    while not (workers := _loky_workers(proc.pid)) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    blocked = [int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)) for line in _status_lines(workers, "SigBlk:")]
+    time.sleep(0.1)  # the workers are importing joblib and numpy
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.wait(timeout=120)
+    err = (tmp_path / "stderr.txt").read_text()
+    assert workers and all(blocked), f"loky workers {workers} started without SIGINT blocked"
+    assert proc.returncode == 130 and "Traceback" not in err, err[-3000:]
+    assert "dpbench: error: interrupted" in err.strip().splitlines()[-1]
+
+
+def _status_lines(pids: list[int], field: str) -> list[str]:
+    from pathlib import Path
+
+    lines = []
+    for pid in pids:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+        lines += [line for line in status if line.startswith(field)]
+    return lines
+
+
 def test_a_ctrl_c_a_callback_swallows_in_a_job_is_delivered_again_and_never_printed(monkeypatch, capsys):
     """In a sweep's worker, a SIGINT landing in a callback that cannot raise (the import system's weakref
     callbacks) reaches sys.unraisablehook: during a job it is raised again, not printed as "Exception
     ignored … Traceback"; outside a job, and for any other exception, Python's own report is kept."""
     from types import SimpleNamespace
 
-    from dpbench import cli
+    from dpbench import ctrl_c
 
     received = []
     previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
@@ -332,17 +392,17 @@ def test_a_ctrl_c_a_callback_swallows_in_a_job_is_delivered_again_and_never_prin
         swallowed = SimpleNamespace(
             exc_type=KeyboardInterrupt, exc_value=KeyboardInterrupt(), exc_traceback=None, err_msg=None, object=None
         )
-        monkeypatch.setattr(cli, "_JOB_RUNNING", True)
-        cli._redeliver_swallowed_interrupt(swallowed)
+        monkeypatch.setattr(ctrl_c, "_JOB_RUNNING", True)
+        ctrl_c._redeliver_swallowed_interrupt(swallowed)
         for _ in range(3):  # the handler runs at the next instructions
             pass
         assert received == [signal.SIGINT]
         reported = []
         monkeypatch.setattr(sys, "__unraisablehook__", reported.append)
         other = SimpleNamespace(**{**vars(swallowed), "exc_type": ValueError, "exc_value": ValueError()})
-        cli._redeliver_swallowed_interrupt(other)
-        monkeypatch.setattr(cli, "_JOB_RUNNING", False)
-        cli._redeliver_swallowed_interrupt(swallowed)
+        ctrl_c._redeliver_swallowed_interrupt(other)
+        monkeypatch.setattr(ctrl_c, "_JOB_RUNNING", False)
+        ctrl_c._redeliver_swallowed_interrupt(swallowed)
         assert reported == [other, swallowed] and received == [signal.SIGINT]
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -16,7 +16,6 @@ runs; the command then ends with one line naming the failed jobs and exit status
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
@@ -241,56 +240,12 @@ def report_and_exit(exc: BaseException, reports: list) -> None:
     sys.exit(1)
 
 
-_JOB_RUNNING = False  # in a sweep's worker process: whether a job is running (_interrupts_in_jobs_only)
-
-
-def _interrupt_if_a_job_runs(signum, frame) -> None:
-    if _JOB_RUNNING:
-        raise KeyboardInterrupt
-
-
-def _redeliver_swallowed_interrupt(unraisable) -> None:
-    """``sys.unraisablehook`` of a sweep's worker: a Ctrl-C that lands while Python runs a callback that
-    cannot raise (a weakref callback of the import system, a ``__del__``) would print "Exception ignored …
-    Traceback … KeyboardInterrupt" and be lost, the job running on; it is raised again instead, at the
-    job's next instruction. Every other unraisable exception is reported as Python reports it."""
-    import signal
-
-    if _JOB_RUNNING and unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
-        signal.raise_signal(signal.SIGINT)
-        return
-    sys.__unraisablehook__(unraisable)
-
-
-@contextlib.contextmanager
-def _interrupts_in_jobs_only():
-    """Around a job in a sweep's worker process (joblib's loky workers): Ctrl-C reaches every process
-    of the group. During a job it interrupts the job as usual; between jobs the worker ignores it,
-    and the sweep's own process, which gets it too, ends the sweep and its workers. Left to loky, a
-    worker caught between jobs (in its idle loop's ``gc.collect()``) printed a traceback under the
-    one-line message. A job that runs in the main process (``dpbench`` without ``-m``, the basic
-    launcher) is untouched. A Ctrl-C swallowed by a callback is delivered again (:func:`_redeliver_swallowed_interrupt`)."""
-    global _JOB_RUNNING  # noqa: PLW0603 — the flag the SIGINT handler reads: a module global
-    import multiprocessing
-    import signal
-    import threading
-
-    if multiprocessing.parent_process() is None or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    signal.signal(signal.SIGINT, _interrupt_if_a_job_runs)
-    sys.unraisablehook = _redeliver_swallowed_interrupt
-    _JOB_RUNNING = True
-    try:
-        yield
-    finally:
-        _JOB_RUNNING = False
-
-
 def _task(cfg: DictConfig) -> None:
     """The Hydra task of every job: validate ``cfg``, then run it. The engine is imported once ``cfg``
     is valid, so that a refused configuration is answered without loading it."""
-    with _interrupts_in_jobs_only():
+    from dpbench.ctrl_c import interrupts_in_jobs_only
+
+    with interrupts_in_jobs_only():
         _run_task(cfg)
 
 
