@@ -6,15 +6,23 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.colors import to_hex
 
+from dpbench.algorithms.palette import BLACK, TAB20
 from dpbench.algorithms.registry import ALGORITHMS
 from dpbench.plot import generic, han
 from dpbench.plot.style import STYLES, style, variant
 
 
 def test_every_method_has_its_own_colour_and_marker():
-    assert set(ALGORITHMS) <= set(STYLES)
+    assert {name: cls.look for name, cls in ALGORITHMS.items()} == STYLES
     looks = [(s.colour, s.marker, s.line) for s in STYLES.values()]
     assert len(looks) == len(set(looks))
+
+
+def test_the_palette_is_matplotlibs_tab20_and_every_look_draws_from_it():
+    from matplotlib import colormaps
+
+    assert [to_hex(c) for c in colormaps["tab20"].colors] == list(TAB20)
+    assert {look.colour for look in STYLES.values()} <= {*TAB20, BLACK}
 
 
 def test_a_method_outside_the_table_still_looks_the_same_everywhere():

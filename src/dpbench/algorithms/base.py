@@ -158,12 +158,37 @@ class FidelityMode:
     trains_on_test_fold: bool = False
 
 
+@dataclass(frozen=True)
+class Look:
+    """How every figure and ``dpbench-report`` draw a method: a colour (hex, :mod:`dpbench.algorithms.palette`),
+    a marker and a line style, so that a method is recognised at a glance across papers."""
+
+    colour: str
+    marker: str
+    line: str = "-"
+
+
+@dataclass(frozen=True)
+class AuditCoverage:
+    """Which ``dpbench-audit`` targets (names of :data:`dpbench.audit.suite.TARGETS`) test the mechanisms a
+    private method's releases go through (``targets``), and which releases they leave unaudited (``gaps``;
+    "" = none). ``dpbench-report`` shows a method's audit verdicts from its targets, and its gaps beside
+    them; an entry without targets must say why in ``gaps``."""
+
+    targets: tuple[str, ...]
+    gaps: str = ""
+
+
 class Algorithm:
     """Base class of every method; subclasses are dataclasses whose fields are hyper-parameters.
 
     Class attributes
     ----------------
     name : the config name (``algorithm=<name>``)
+    label : the name its paper prints (figures' legends and titles)
+    look : its :class:`Look` in every figure (no two methods share one; tests/plot/test_style.py)
+    audit : the :class:`AuditCoverage` of its releases; every private method has one
+        (tests/test_audit_coverage.py), non-private ones None
     paper : the key of the paper it comes from (``chen_lee``, ``kuru_acc``, … or ``baseline``)
     private : False for reference baselines (non-private optimum, majority class)
     accountant : which accountant prices its releases (``rdp``, ``zcdp`` or ``pure``)
@@ -209,6 +234,9 @@ class Algorithm:
     """
 
     name: ClassVar[str]
+    label: ClassVar[str]
+    look: ClassVar[Look]
+    audit: ClassVar[AuditCoverage | None] = None
     paper: ClassVar[str]
     private: ClassVar[bool] = True
     accountant: ClassVar[str] = "rdp"

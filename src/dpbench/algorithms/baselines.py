@@ -13,7 +13,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpbench.algorithms.base import Algorithm, FitResult, Tracer
+from dpbench.algorithms.base import Algorithm, FitResult, Look, Tracer
+from dpbench.algorithms.palette import BLACK, GREY
 
 LIBLINEAR_MAX_DENSE_ENTRIES = 1 << 24  # liblinear's own copy of 16M dense entries: 256 MB
 HINGE_GAP_TOL = 1e-7  # certified F(w) − F* of the smoothed hinge solver (F(0) = 1 for the hinge)
@@ -41,6 +42,8 @@ class NonPrivate(Algorithm):
     max_iter: int = 200_000
 
     name: ClassVar[str] = "nonprivate"
+    label: ClassVar[str] = "NON-PRIVATE"
+    look: ClassVar[Look] = Look(BLACK, "", "--")
     paper: ClassVar[str] = "baseline"
     private: ClassVar[bool] = False
     supports_l1: ClassVar[bool] = True
@@ -135,6 +138,8 @@ class Majority(Algorithm):
     Neighbouring relation: ``none`` — the label is released without noise."""
 
     name: ClassVar[str] = "majority"
+    label: ClassVar[str] = "MAJORITY"
+    look: ClassVar[Look] = Look(GREY, "", ":")
     paper: ClassVar[str] = "baseline"
     private: ClassVar[bool] = False
 

@@ -31,7 +31,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpbench.algorithms.base import Algorithm, FitResult, Tracer
+from dpbench.algorithms.base import Algorithm, AuditCoverage, FitResult, Look, Tracer
+from dpbench.algorithms.palette import LIGHT_RED, ORANGE, RED
 from dpbench.algorithms.sampling import poisson_subsample
 from dpbench.privacy.events import ComposedEvent, GaussianEvent, PoissonSampledEvent
 from dpbench.privacy.mechanisms import above_threshold, gaussian_mechanism
@@ -39,6 +40,18 @@ from dpbench.privacy.sparse_vector import svt_noise
 
 NOISE_KINDS = ("laplace", "gaussian")
 BUDGET_STRATEGIES = ("adap", "must", "no")
+LINE_SEARCH_TARGETS = (
+    "dp_blsgd_noisy_btls_laplace",
+    "dp_blsgd_noisy_btls_gaussian",
+    "above_threshold_laplace",
+    "above_threshold_gaussian",
+    "gaussian",
+)
+POISSON_LINE_SEARCH_AUDIT = AuditCoverage(
+    (*LINE_SEARCH_TARGETS, "dp_blsgd_poisson_btls_laplace", "dp_blsgd_poisson_btls_gaussian"),
+    gaps="the noisy gradient and NoisyBTLS together on one Poisson subsample (PoissonBatch prices them jointly; the "
+    "targets audit each release alone)",
+)
 
 
 def _subsampled(event, sampling_rate: float):
@@ -249,6 +262,9 @@ class DPBLSGD(_ChenLeeBase):
     zeta: float = 0.05
 
     name: ClassVar[str] = "dp_blsgd"
+    label: ClassVar[str] = "DP-BLSGD"
+    look: ClassVar[Look] = Look(RED, "o")
+    audit: ClassVar[AuditCoverage] = POISSON_LINE_SEARCH_AUDIT
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -367,6 +383,9 @@ class DPBLSGDAC(DPBLSGD):
     adaptive_clipping: bool = True
 
     name: ClassVar[str] = "dp_blsgd_ac"
+    label: ClassVar[str] = "DP-BLSGD-AC"
+    look: ClassVar[Look] = Look(LIGHT_RED, "o")
+    audit: ClassVar[AuditCoverage] = POISSON_LINE_SEARCH_AUDIT
 
 
 @dataclass
@@ -381,6 +400,9 @@ class DPBLGD(_ChenLeeBase):
     gamma: float = 0.1
 
     name: ClassVar[str] = "dp_blgd"
+    label: ClassVar[str] = "DP-BLGD"
+    look: ClassVar[Look] = Look(ORANGE, "s")
+    audit: ClassVar[AuditCoverage] = AuditCoverage(LINE_SEARCH_TARGETS)
 
     def __post_init__(self) -> None:
         super().__post_init__()

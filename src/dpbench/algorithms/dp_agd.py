@@ -36,7 +36,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpbench.algorithms.base import Algorithm, FidelityMode, FitResult, Tracer
+from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
+from dpbench.algorithms.palette import BLUE
 from dpbench.privacy.events import GaussianEvent, PureDPEvent
 from dpbench.privacy.mechanisms import gaussian_mechanism, report_noisy_max
 from dpbench.privacy.published import noisy_min_exponential_subtracted
@@ -82,6 +83,9 @@ class DPAGD(Algorithm):
     fidelity: str = "correct"
 
     name: ClassVar[str] = "dp_agd"
+    label: ClassVar[str] = "DP-AGD"
+    look: ClassVar[Look] = Look(BLUE, "^")
+    audit: ClassVar[AuditCoverage] = AuditCoverage(("report_noisy_max_dp_agd", "gaussian"))
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "zcdp"
     adaptive_stopping: ClassVar[bool] = True  # ρ per step chosen from noisy outputs: a zCDP budget filter

@@ -39,7 +39,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpbench.algorithms.base import Algorithm, FidelityMode, FitResult, Tracer
+from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
+from dpbench.algorithms.palette import GREEN
 from dpbench.algorithms.sampling import poisson_subsample
 from dpbench.privacy.calibrate import calibrate_noise
 from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
@@ -96,6 +97,9 @@ class DPSGD(Algorithm):
     fidelity: str = "correct"
 
     name: ClassVar[str] = "dp_sgd"
+    label: ClassVar[str] = "DP-SGD"
+    look: ClassVar[Look] = Look(GREEN, "v")
+    audit: ClassVar[AuditCoverage] = AuditCoverage(("dp_sgd_step",))
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "rdp"
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"authors_code": AUTHORS_CODE}

@@ -53,7 +53,8 @@ from typing import ClassVar
 import numpy as np
 
 from dpbench.algorithms import kuru_schedules as schedules
-from dpbench.algorithms.base import Algorithm, FidelityMode, FitResult, Tracer
+from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
+from dpbench.algorithms.palette import LIGHT_BLUE, LIGHT_OLIVE, LIGHT_PINK, LIGHT_PURPLE, OLIVE, PINK
 from dpbench.errors import ConfigError
 from dpbench.privacy.mechanisms import subsampled_laplace_mechanism
 from dpbench.privacy.neighbouring import check_relation
@@ -128,6 +129,7 @@ class _KuruMethod(Algorithm):
     fidelity: str = "correct"
 
     paper: ClassVar[str] = "kuru_acc"
+    audit: ClassVar[AuditCoverage] = AuditCoverage(("dp_nag_step",))  # every kuru method's gradients: one noisy step
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"paper": PAPER, "authors_code": AUTHORS_CODE}
     accountant: ClassVar[str] = "pure"
     relations: ClassVar[dict[str, str]] = {"add_remove": "native", "replace_one": "native"}
@@ -299,6 +301,8 @@ class DPGD(_KuruMethod):
     """DP-GD: x_{t+1} = x_t − α(∇F_B(x_t) + η_t), ε/T per iteration (Sec 5's baseline)."""
 
     name: ClassVar[str] = "dp_gd"
+    label: ClassVar[str] = "DP-GD"
+    look: ClassVar[Look] = Look(OLIVE, "o")
 
     def momenta(self, alphas: np.ndarray, mu: float) -> np.ndarray:
         return np.zeros_like(alphas)
@@ -310,6 +314,8 @@ class DPHB(_KuruMethod):
     β = (1 − √(αμ))/(1 + √(αμ)) (Sec 5) and b from Prop. 3.1."""
 
     name: ClassVar[str] = "dp_hb"
+    label: ClassVar[str] = "DP-HB"
+    look: ClassVar[Look] = Look(LIGHT_OLIVE, "s")
 
     def _step(self, problem, x, previous, t, alphas, betas, stages, noise, m, rng, ledger):
         gradient = self._noisy_gradient(problem, x, noise[t], m, rng, ledger)
@@ -321,6 +327,8 @@ class DPNAG(_KuruMethod):
     """DP-NAG (eq. 4.1) with α = c/L, β = (1 − √(αμ))/(1 + √(αμ)) and ε/T per iteration."""
 
     name: ClassVar[str] = "dp_nag"
+    label: ClassVar[str] = "DP-NAG"
+    look: ClassVar[Look] = Look(PINK, "^")
 
 
 @dataclass
@@ -363,6 +371,8 @@ class DPNAGOpt(_Optimised):
     """DP-NAG-opt: DP-NAG with T' of Remark 4.1 and the noise schedule of Prop. 4.2 / problem (4.4)."""
 
     name: ClassVar[str] = "dp_nag_opt"
+    label: ClassVar[str] = "DP-NAG-opt"
+    look: ClassVar[Look] = Look(LIGHT_PINK, "v")
 
 
 class _Multistage:
@@ -385,6 +395,8 @@ class DPMASG(_Multistage, _KuruMethod):
 
     p: int = 1
     name: ClassVar[str] = "dp_masg"
+    label: ClassVar[str] = "DP-MASG"
+    look: ClassVar[Look] = Look(LIGHT_BLUE, "D")
 
 
 @dataclass
@@ -393,6 +405,8 @@ class DPMASGOpt(_Multistage, _Optimised):
 
     p: int = 1
     name: ClassVar[str] = "dp_masg_opt"
+    label: ClassVar[str] = "DP-MASG-opt"
+    look: ClassVar[Look] = Look(LIGHT_PURPLE, "P")
 
 
 KURU_METHODS = (DPGD, DPHB, DPNAG, DPNAGOpt, DPMASG, DPMASGOpt)

@@ -60,7 +60,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpbench.algorithms.base import Algorithm, FidelityMode, FitResult, Tracer
+from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
+from dpbench.algorithms.palette import BLACK, LIGHT_GREEN
 from dpbench.dda.accounting import release_event, releases_per_sample, sigma_for_budget
 from dpbench.dda.gossip import activation_probability, edge_schedule
 from dpbench.dda.noise import (
@@ -129,6 +130,7 @@ class _DDAMethod(Algorithm):
     fidelity: str = "correct"
 
     paper: ClassVar[str] = "liu_dda"
+    audit: ClassVar[AuditCoverage] = AuditCoverage(("dda_release", "dda_rdp_release"))  # one calibration and release
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"paper": PAPER}
     relations: ClassVar[dict[str, str]] = {"replace_one": "native"}
     paper_relation: ClassVar[str] = "replace_one"
@@ -317,6 +319,8 @@ class DPDDA(_DDAMethod):
     n_edges: int = 1
 
     name: ClassVar[str] = "dp_dda"
+    label: ClassVar[str] = "DP-DDA"
+    look: ClassVar[Look] = Look(LIGHT_GREEN, "h")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -343,6 +347,8 @@ class DPDDAAllNodes(_DDAMethod):
     amplification by node sampling."""
 
     name: ClassVar[str] = "dp_dda_all_nodes"
+    label: ClassVar[str] = "DP-DDA, all nodes"
+    look: ClassVar[Look] = Look(BLACK, "^")
     all_nodes: ClassVar[bool] = True
 
     def _iota(self) -> float:

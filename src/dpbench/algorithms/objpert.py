@@ -28,7 +28,8 @@ from typing import ClassVar
 import numpy as np
 from scipy.optimize import minimize
 
-from dpbench.algorithms.base import Algorithm, FidelityMode, FitResult, Tracer
+from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
+from dpbench.algorithms.palette import PURPLE
 from dpbench.data.preprocess import unit_features_after_bias
 from dpbench.privacy.mechanisms import objective_perturbation_noise
 
@@ -74,6 +75,9 @@ class ObjPert(Algorithm):
     fidelity: str = "correct"
 
     name: ClassVar[str] = "objpert"
+    label: ClassVar[str] = "ObjPert"
+    look: ClassVar[Look] = Look(PURPLE, "D")
+    audit: ClassVar[AuditCoverage] = AuditCoverage(("objective_perturbation",))
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "approx"
     secure_sampler: ClassVar[bool] = False  # its Gaussian linear term has no discrete version here

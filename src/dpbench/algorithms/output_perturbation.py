@@ -38,7 +38,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpbench.algorithms.base import Algorithm, FidelityMode, FitResult, Tracer
+from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
+from dpbench.algorithms.palette import BROWN, LIGHT_BROWN
 from dpbench.errors import ConfigError
 from dpbench.privacy.calibrate import gaussian_noise_for_budget
 from dpbench.privacy.mechanisms import gaussian_mechanism
@@ -209,6 +210,9 @@ class OutPertGD(Algorithm):
     fidelity: str = "correct"
 
     name: ClassVar[str] = "outpert_gd"
+    label: ClassVar[str] = "OutPert-GD"
+    look: ClassVar[Look] = Look(BROWN, "P")
+    audit: ClassVar[AuditCoverage] = AuditCoverage(("output_perturbation_gd",))
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "rdp"
     relations: ClassVar[dict[str, str]] = {"add_remove": "native", "replace_one": "native"}
@@ -398,6 +402,9 @@ class OutPertRSGD(Algorithm):
     row_bound: float = 1.0
 
     name: ClassVar[str] = "outpert_rsgd"
+    label: ClassVar[str] = "OutPert-RSGD"
+    look: ClassVar[Look] = Look(LIGHT_BROWN, "X")
+    audit: ClassVar[AuditCoverage] = AuditCoverage(("outpert_rsgd",))
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "rdp"
     relations: ClassVar[dict[str, str]] = {"replace_one": "native"}

@@ -81,7 +81,8 @@ from typing import ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from dpbench.algorithms.base import Algorithm, FidelityMode, FitResult, Tracer
+from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
+from dpbench.algorithms.palette import CYAN
 from dpbench.errors import ConfigError
 from dpbench.privacy.events import PureDPEvent
 from dpbench.privacy.mechanisms import (
@@ -91,6 +92,11 @@ from dpbench.privacy.mechanisms import (
 from dpbench.problems.products import matvec
 
 CROSSOVERS = ("one_point", "uniform")
+PRIVGENE_AUDIT = AuditCoverage(
+    ("privgene", "exponential"),
+    gaps="rounds after the first and n_parents ≥ 2 (crossover, selection without replacement): the target runs one "
+    "round with one parent",
+)
 _BLOCK_ELEMENTS = 1 << 22  # at most ~4M margins (32 MB) in memory at once when scoring a population
 _SCORER_MAX_DENSITY = 0.5  # CoordinateMoveScorer beats X @ W below about this fraction of nonzeros
 
@@ -280,6 +286,9 @@ class PrivGene(Algorithm):
     fidelity: str = "correct"
 
     name: ClassVar[str] = "privgene"
+    label: ClassVar[str] = "PrivGene"
+    look: ClassVar[Look] = Look(CYAN, "*")
+    audit: ClassVar[AuditCoverage] = PRIVGENE_AUDIT
     paper: ClassVar[str] = "chen_lee"
     supported_losses: ClassVar[frozenset[str] | None] = None
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"authors_code": AUTHORS_CODE}

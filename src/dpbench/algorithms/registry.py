@@ -1,45 +1,55 @@
-"""Name → algorithm class, construction from config, and model compatibility checks."""
+"""Name → method class (every built-in method, found in its module), construction from config, and model
+compatibility checks."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import pkgutil
 from collections.abc import Mapping
 from typing import Any
 
 from dpbench.algorithms.base import Algorithm
-from dpbench.algorithms.baselines import Majority, NonPrivate
-from dpbench.algorithms.chen_lee import DPBLGD, DPBLSGD, DPBLSGDAC
-from dpbench.algorithms.dp_agd import DPAGD
-from dpbench.algorithms.dp_sgd import DPSGD
-from dpbench.algorithms.kuru import KURU_METHODS
-from dpbench.algorithms.liu_dda import DDA_METHODS
-from dpbench.algorithms.objpert import ObjPert
-from dpbench.algorithms.output_perturbation import OutPertGD, OutPertRSGD
-from dpbench.algorithms.privgene import PrivGene
-from dpbench.bo.algorithms import BO_METHODS
 from dpbench.errors import ConfigError
-from dpbench.pwa.algorithms import PWA_METHODS
 
-ALGORITHMS: dict[str, type[Algorithm]] = {
-    cls.name: cls
-    for cls in (
-        NonPrivate,
-        Majority,
-        DPSGD,
-        DPBLSGD,
-        DPBLSGDAC,
-        DPBLGD,
-        DPAGD,
-        ObjPert,
-        PrivGene,
-        OutPertGD,
-        OutPertRSGD,
-    )
-    + KURU_METHODS
-    + PWA_METHODS
-    + DDA_METHODS
-    + BO_METHODS
-}
+METHOD_SOURCES = ("dpbench.algorithms", "dpbench.pwa.algorithms", "dpbench.bo.algorithms")
+"""Where the built-in methods live: a module, or a package every module of which is read."""
+
+
+def _methods_in(module) -> list[type[Algorithm]]:
+    """The methods ``module`` defines: subclasses of :class:`Algorithm` that name themselves (an
+    intermediate base class shares code and has no ``name``), in the order of the module."""
+    return [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, Algorithm)
+        and value.__module__ == module.__name__
+        and "name" in vars(value)
+    ]
+
+
+def _built_in_methods() -> dict[str, type[Algorithm]]:
+    """Every built-in method by name: a new method is a new class in a module of
+    :data:`METHOD_SOURCES`, and nothing else names it."""
+    methods: dict[str, type[Algorithm]] = {}
+    for source in METHOD_SOURCES:
+        module = importlib.import_module(source)
+        modules = [module]
+        if hasattr(module, "__path__"):  # a package: each of its modules
+            names = sorted(info.name for info in pkgutil.iter_modules(module.__path__) if not info.ispkg)
+            modules = [importlib.import_module(f"{source}.{name}") for name in names if name != "registry"]
+        for cls in (cls for module in modules for cls in _methods_in(module)):
+            if cls.name in methods:
+                raise TypeError(f"two methods are named {cls.name!r}: {methods[cls.name]} and {cls}")
+            methods[cls.name] = cls
+    return methods
+
+
+ALGORITHMS: dict[str, type[Algorithm]] = _built_in_methods()
+"""Name → method class, every built-in method."""
+AUDIT_COVERAGE = {name: cls.audit for name, cls in ALGORITHMS.items() if cls.private}
+"""Private method name → its :class:`~dpbench.algorithms.base.AuditCoverage` (None: a method that declares none)."""
 
 
 def algorithm_class(name: str) -> type[Algorithm]:

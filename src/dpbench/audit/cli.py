@@ -11,7 +11,7 @@ import math
 import sys
 import time
 
-from dpbench.algorithms.audit_coverage import AUDIT_COVERAGE
+from dpbench.algorithms.registry import AUDIT_COVERAGE
 from dpbench.audit.core import DEFAULT_N, FAMILY_ALPHA
 from dpbench.audit.suite import (
     CONTROLS,
@@ -77,7 +77,7 @@ def _list() -> str:
         for name in registry:
             t = build(name)
             lines.append(f"  {name:34s} ε = {_number(t.epsilon)}, δ = {_number(t.delta, 2)}; {t.proof}; pair: {t.pair}")
-    lines.append("private algorithms and the targets auditing their releases (dpbench/algorithms/audit_coverage.py):")
+    lines.append("private algorithms and the targets auditing their releases (each method's audit attribute):")
     for algorithm, coverage in AUDIT_COVERAGE.items():
         gaps = f"; not audited: {coverage.gaps}" if coverage.gaps else ""
         lines.append(f"  {algorithm:34s} {', '.join(coverage.targets)}{gaps}")

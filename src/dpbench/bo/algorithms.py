@@ -33,7 +33,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpbench.algorithms.base import Algorithm
+from dpbench.algorithms.base import Algorithm, AuditCoverage, Look
+from dpbench.algorithms.palette import BLUE, GREEN, ORANGE, PURPLE
 from dpbench.bo.gp import (
     KERNELS,
     UCBRun,
@@ -51,7 +52,7 @@ from dpbench.bo.sensitivity import (
 from dpbench.jobs import BO_LOSS
 from dpbench.privacy.mechanisms import exponential_mechanism, laplace_mechanism
 
-__all__ = ["BO_METHODS", "BOAlgorithm", "BOProblem", "BORelease"]
+__all__ = ["BOAlgorithm", "BOProblem", "BORelease"]
 
 GAINS = ("accuracy", "ramp")
 RAMP_MAX = 1.0  # g* of Alg. 3 for the ramp loss min(1, max(0, 1 − y s))
@@ -181,6 +182,9 @@ class KusnerAlg1(_Assumption1Method):
     """
 
     name: ClassVar[str] = "kusner_alg1"
+    label: ClassVar[str] = "Alg. 1"
+    look: ClassVar[Look] = Look(BLUE, "s")
+    audit: ClassVar[AuditCoverage] = AuditCoverage(("bo_lambda_tilde", "bo_v_tilde"))
     conditional_on: ClassVar[str] = (
         "kusner_bo Assumption 1 (the validation gains are jointly a GP with the configured k1)"
     )
@@ -241,6 +245,9 @@ class KusnerAlg2(_Assumption1Method):
     """
 
     name: ClassVar[str] = "kusner_alg2"
+    label: ClassVar[str] = "Alg. 2"
+    look: ClassVar[Look] = Look(ORANGE, "*")
+    audit: ClassVar[AuditCoverage] = AuditCoverage(("bo_lambda_tilde", "bo_f_tilde"))
     conditional_on: ClassVar[str] = (
         "kusner_bo Assumption 1 (the validation gains are jointly a GP with the configured k1) "
         "and de Freitas et al. (2012)'s assumptions"
@@ -293,6 +300,9 @@ class KusnerAlg3(_GPUCBMethod):
     """
 
     name: ClassVar[str] = "kusner_alg3"
+    label: ClassVar[str] = "Alg. 3"
+    look: ClassVar[Look] = Look(GREEN, "s")
+    audit: ClassVar[AuditCoverage] = AuditCoverage(("bo_f_tilde_l",))
     guarantee: ClassVar[str] = "eps-DP under Assumption 2 (exact eq. 10 minimisers up to solver tolerance)"
     targets: ClassVar[tuple[str, ...]] = ("logreg",)
     gain: str = "ramp"
@@ -340,6 +350,8 @@ class KusnerMTGPLikelihood(BOAlgorithm):
     """
 
     name: ClassVar[str] = "kusner_mtgp_likelihood"
+    label: ClassVar[str] = "MTGP likelihood"
+    look: ClassVar[Look] = Look(PURPLE, "o")
     private: ClassVar[bool] = False
     n_sets: int = 100
     gain: str = "accuracy"
@@ -360,6 +372,3 @@ class KusnerMTGPLikelihood(BOAlgorithm):
         if not values or any(isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1 for v in values):
             raise ValueError(f"{self.name}: k1_values must be a non-empty list of numbers in (0, 1), got {values!r}")
         self.k1_values = [float(v) for v in values]
-
-
-BO_METHODS: tuple[type[BOAlgorithm], ...] = (KusnerAlg1, KusnerAlg2, KusnerAlg3, KusnerMTGPLikelihood)

@@ -16,17 +16,18 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
+from dpbench.algorithms.base import Look
 from dpbench.errors import DpbenchError
 from dpbench.plot.configs import check_one_configuration, curve_labels
-from dpbench.plot.style import Style, style, variant
+from dpbench.plot.style import style, variant
 
 
-def curve_styles(curves: pd.DataFrame) -> dict[str, Style]:
+def curve_styles(curves: pd.DataFrame) -> dict[str, Look]:
     """One style per curve (``curves``: its ``curve`` and ``algorithm`` columns) for the whole figure:
     a method's first curve (sorted labels) in the method's own style (:mod:`dpbench.plot.style`), its
     other configurations in the same colour with another line and marker. Fixed per figure, so a panel
     where a method is missing does not shift the others' styles away from the legend."""
-    styles: dict[str, Style] = {}
+    styles: dict[str, Look] = {}
     for algorithm, group in curves.drop_duplicates().sort_values("curve").groupby("algorithm", sort=True):
         for k, curve in enumerate(group["curve"]):
             styles[curve] = variant(str(algorithm), k)

@@ -24,9 +24,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from dpbench.algorithms.base import Look
 from dpbench.errors import DpbenchError
 from dpbench.plot.configs import check_one_configuration
-from dpbench.plot.style import Style, style
+from dpbench.plot.style import style
 
 __all__ = ["fig1", "fig2", "fig3", "point_stats", "summary"]
 
@@ -48,13 +49,13 @@ STYLES = {
         key: style(f"pwa_{key}")
         for key in ("laplace_data", "laplace_solution", "exponential", "subgradient", "subgradient_nonprivate")
     },
-    "laplace_solution_correct": Style(style("pwa_laplace_solution").colour, "v", "--"),
-    "subgradient_active": Style(style("pwa_subgradient").colour, "v", "--"),
+    "laplace_solution_correct": Look(style("pwa_laplace_solution").colour, "v", "--"),
+    "subgradient_active": Look(style("pwa_subgradient").colour, "v", "--"),
 }
 #: method whose fidelity=correct differs from the print → the suffix of its key under fidelity=correct
 CORRECT_SUFFIX = {"laplace_solution": "_correct", "subgradient": "_active"}
 MECHANISMS = ("laplace_data", "laplace_solution", "exponential", "subgradient")  # the paper's four
-SCALED_STYLE = Style(
+SCALED_STYLE = Look(
     style("pwa_subgradient").colour, "P", ":"
 )  # a subgradient method run with a non-default step ("<method>@<scale>")
 CLAIMED_BEST = "subgradient"

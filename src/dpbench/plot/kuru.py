@@ -32,6 +32,7 @@ from dpbench.algorithms.kuru_schedules import (
     momentum,
     optimal_noise,
 )
+from dpbench.algorithms.registry import ALGORITHMS
 from dpbench.errors import DpbenchError
 from dpbench.plot.configs import check_one_configuration
 from dpbench.plot.io import Jobs
@@ -55,7 +56,7 @@ FIG2_S1 = 10.0 / FIG2_N  # main_MSAG_error_analysis.m: S1 = 10/data_size; cancel
 
 # ----------------------------------------------------------------------------- Figs 3–4
 METHODS = ("dp_gd", "dp_hb", "dp_nag", "dp_nag_opt", "dp_masg", "dp_masg_opt")  # panel order
-LABELS = dict(zip(METHODS, ("DP-GD", "DP-HB", "DP-NAG", "DP-NAG-opt", "DP-MASG", "DP-MASG-opt")))
+LABELS = {method: ALGORITHMS[method].label for method in METHODS}
 OPT_METHODS = ("dp_nag_opt", "dp_masg_opt")  # choose T' ≤ T by bound (4.6), Remark 4.1
 ACCELERATED = ("dp_hb", "dp_nag", "dp_nag_opt")  # claim (a), Sec 5
 STEP_SCALES = (0.1, 1.0)  # c of α = c/L, Sec 5: top row c = 0.1, bottom row c = 1

@@ -31,6 +31,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from scipy.stats import spearmanr
 
+from dpbench.algorithms.registry import ALGORITHMS
 from dpbench.errors import DpbenchError
 from dpbench.plot.configs import check_one_configuration
 from dpbench.plot.style import variant
@@ -38,7 +39,7 @@ from dpbench.plot.style import variant
 __all__ = ["KusnerResultsError", "fig1", "summary", "utility"]
 
 STUDY = "kusner_mtgp_likelihood"
-LABELS = {"kusner_alg1": "Alg. 1", "kusner_alg2": "Alg. 2", "kusner_alg3": "Alg. 3"}
+LABELS = {method: ALGORITHMS[method].label for method in ("kusner_alg1", "kusner_alg2", "kusner_alg3")}
 STUDY_COLUMNS = (
     "dataset",
     "target",

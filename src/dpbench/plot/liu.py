@@ -32,11 +32,12 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from dpbench.algorithms.base import Look
 from dpbench.dda.gossip import activation_probability
 from dpbench.errors import DpbenchError
 from dpbench.plot.configs import check_one_configuration
 from dpbench.plot.io import Jobs
-from dpbench.plot.style import Style, style
+from dpbench.plot.style import style
 
 __all__ = ["GAP_FLOOR", "claims", "curves", "fig1", "fig2", "final_stats", "method_runs", "summary"]
 
@@ -45,10 +46,10 @@ GAP_FLOOR = 1e-12  # non-positive (or smaller) suboptimality is drawn at this va
 #: Algorithm 1 with one edge in DP-DDA's style (:mod:`dpbench.plot.style`), with two edges in its colour, dashed
 STYLES = {
     "dp_dda/1": style(SUBSAMPLED),
-    "dp_dda/2": Style(style(SUBSAMPLED).colour, "s", "--"),
+    "dp_dda/2": Look(style(SUBSAMPLED).colour, "s", "--"),
     BASELINE: style(BASELINE),
 }
-OTHER_STYLE = Style(style(SUBSAMPLED).colour, "D", ":")  # any other n_edges
+OTHER_STYLE = Look(style(SUBSAMPLED).colour, "D", ":")  # any other n_edges
 MODELS = {"liu_l2_svm": ("ℓ2-SVM", "Fig. 1", "Fig. 2"), "liu_l1_svm": ("ℓ1-SVM", "Fig. 3", "Fig. 4")}
 SE_MARGIN = 2.0  # "beats" = better by more than this many combined standard errors
 RESULT_COLUMNS = (

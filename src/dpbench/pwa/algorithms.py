@@ -26,7 +26,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpbench.algorithms.base import Algorithm, FidelityMode
+from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, Look
+from dpbench.algorithms.palette import BLACK, BLUE, GREEN, GREY, ORANGE
 from dpbench.jobs import PWA_LOSS
 from dpbench.pwa.mechanisms import (
     ACCOUNTINGS,
@@ -47,7 +48,7 @@ from dpbench.pwa.mechanisms import (
 )
 from dpbench.pwa.problem import PWAProblem
 
-__all__ = ["LAPLACE_SOLUTION_PAPER", "PWA_METHODS", "SUBGRADIENT_PAPER", "PWAAlgorithm"]
+__all__ = ["LAPLACE_SOLUTION_PAPER", "SUBGRADIENT_PAPER", "PWAAlgorithm"]
 
 LAPLACE_SOLUTION_PAPER = FidelityMode(
     changes=(
@@ -103,6 +104,9 @@ class PWALaplaceData(PWAAlgorithm):
     """Laplace mechanism on the data b, then the exact LP (han_pwa Sec. 4.1, Thm 16)."""
 
     name: ClassVar[str] = "pwa_laplace_data"
+    label: ClassVar[str] = "Laplace on data"
+    look: ClassVar[Look] = Look(BLUE, "o")
+    audit: ClassVar[AuditCoverage] = AuditCoverage(("pwa_laplace_data",))
 
     def release(self, problem, *, epsilon, runs, rng, ledger):
         return laplace_data(problem, epsilon=epsilon, runs=runs, rng=rng, ledger=ledger)
@@ -118,6 +122,9 @@ class PWALaplaceSolution(PWAAlgorithm):
     """
 
     name: ClassVar[str] = "pwa_laplace_solution"
+    label: ClassVar[str] = "Laplace on solution"
+    look: ClassVar[Look] = Look(ORANGE, "D")
+    audit: ClassVar[AuditCoverage] = AuditCoverage(("pwa_vector_laplace",))
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"paper": LAPLACE_SOLUTION_PAPER}
     project: bool = False
     fidelity: str = "correct"
@@ -148,6 +155,9 @@ class PWAExponential(PWAAlgorithm):
     """
 
     name: ClassVar[str] = "pwa_exponential"
+    label: ClassVar[str] = "exponential"
+    look: ClassVar[Look] = Look(GREEN, "^")
+    audit: ClassVar[AuditCoverage] = AuditCoverage(("pwa_exponential_mcmc",))
     conditional_on: ClassVar[str] = "han_pwa's Metropolis chain has mixed to the exponential mechanism (not certified)"
     accountant: ClassVar[str] = "approx"
     eta: float = DEFAULT_ETA
@@ -210,6 +220,9 @@ class PWASubgradient(_SubgradientMethod):
     """
 
     name: ClassVar[str] = "pwa_subgradient"
+    label: ClassVar[str] = "private subgradient"
+    look: ClassVar[Look] = Look(BLACK, "D")
+    audit: ClassVar[AuditCoverage] = AuditCoverage(("pwa_subgradient_printed", "pwa_subgradient_active"))
     outputs: ClassVar[tuple[str, ...]] = PRIVATE_OUTPUTS
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"paper": SUBGRADIENT_PAPER}
     fidelity: str = "correct"
@@ -241,6 +254,8 @@ class PWASubgradientNonPrivate(_SubgradientMethod):
     Neighbouring relation: ``none``."""
 
     name: ClassVar[str] = "pwa_subgradient_nonprivate"
+    label: ClassVar[str] = "subgradient, non-private"
+    look: ClassVar[Look] = Look(GREY, "x")
     private: ClassVar[bool] = False
 
     def release(self, problem, *, epsilon, runs, rng, ledger):
@@ -253,12 +268,3 @@ class PWASubgradientNonPrivate(_SubgradientMethod):
             output=self.output,
             runs=runs,
         )
-
-
-PWA_METHODS: tuple[type[PWAAlgorithm], ...] = (
-    PWALaplaceData,
-    PWALaplaceSolution,
-    PWAExponential,
-    PWASubgradient,
-    PWASubgradientNonPrivate,
-)

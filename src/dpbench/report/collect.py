@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from dpbench.algorithms.audit_coverage import AUDIT_COVERAGE
+from dpbench.algorithms.registry import AUDIT_COVERAGE
 from dpbench.errors import DpbenchError
 from dpbench.results import RUN_FILE, load
 
@@ -74,7 +74,9 @@ class MethodLedger:
     runs: int
     events: dict[str, int]
     audit: list[dict[str, Any]]  # rows of the audit targets covering this method's releases
-    audit_gaps: str = ""  # the releases no audit target covers (dpbench.algorithms.audit_coverage)
+    audit_gaps: str = (
+        ""  # the releases no audit target covers (each method's ``audit``, dpbench.algorithms.base.AuditCoverage)
+    )
 
 
 @dataclass
