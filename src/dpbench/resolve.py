@@ -22,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from dpbench.conf_files import config_dir, default_cache_dir, group_choices
 from dpbench.errors import ConfigError
-from dpbench.jobs import BO_LOSS, MODEL_KINDS, PWA_LOSS
+from dpbench.jobs import BO_LOSS, KINDS, PWA_LOSS, model_family
 from dpbench.settings import (
     DEFAULT_COUNT_SHARE,
     TRACE_MAX_SHARE,
@@ -156,7 +156,7 @@ def _with_groups(cfg: DictConfig, settings: dict[str, Any]) -> tuple[RunConfig, 
             f"privacy.sampler=secure is not available for algorithm {run.algorithm}: some of its noise is drawn "
             "outside dpbench.privacy.mechanisms; use privacy.sampler=numpy"
         )
-    if run.dtype != "float64" and run.kind != "glm":
+    if run.dtype not in KINDS[run.kind].dtypes:
         raise ConfigError(
             f"data.dtype={run.dtype} is for linear-model jobs; model={model_name} keeps its data in float64 "
             "(drop data.dtype)"
@@ -314,7 +314,7 @@ def _check_tuning(run: RunConfig, algorithm) -> None:
     mode = run.tuning.mode
     if mode == "fixed":
         return
-    if algorithm.problem_kind != "glm":
+    if not KINDS[algorithm.problem_kind].tunes:
         raise ConfigError(f"tuning={mode} is for the linear-model methods; {run.algorithm} tunes within its own job")
     if mode == "private" and run.tuning.grid and algorithm.private:
         if algorithm.accountant not in TUNABLE_ACCOUNTANTS:
@@ -330,30 +330,30 @@ def _check_tuning(run: RunConfig, algorithm) -> None:
             )
 
 
-_KIND_NEEDS = {
-    "glm": "a linear-model dataset and model: e.g. dataset={dataset} with {models}",
-    "pwa": "han_pwa's dataset={dataset} {models}",
-    "bo": "kusner_bo's {models} on a classification dataset, e.g. dataset={dataset} (bo.target picks the tuned model)",
-}
-
-
 def _check_problem_kind(dataset: str, model: str, loss: Any, algorithm: str) -> None:
-    """The dataset, the model and the algorithm must pose the same kind of problem: a GLM on rows,
-    han_pwa's piecewise-affine program, or kusner_bo's hyper-parameter tuning (which runs on the
-    classification datasets the GLM methods use). The refusal names a dataset and the models that fit."""
+    """The dataset and the model must be what the algorithm's kind of job runs on (:class:`dpbench.jobs.Kind`):
+    a GLM on rows, han_pwa's piecewise-affine program, or kusner_bo's hyper-parameter tuning (which runs
+    on the classification datasets the GLM methods use). The refusal names a dataset and the models that fit."""
     from dpbench.algorithms.registry import algorithm_class
     from dpbench.pwa.dataset import PWA_DATASETS
 
-    kinds = {
-        f"dataset={dataset}": {"pwa"} if dataset in PWA_DATASETS else {"glm", "bo"},
-        f"model={model}": {MODEL_KINDS.get(loss, "glm")},
-        f"algorithm={algorithm}": {algorithm_class(algorithm).problem_kind},
-    }
-    if set.intersection(*kinds.values()):
+    problem_kind = algorithm_class(algorithm).problem_kind
+    if problem_kind not in KINDS:
+        raise ConfigError(
+            f"algorithm={algorithm} runs problem_kind={problem_kind!r}, which no job kind runs; known: {', '.join(KINDS)}"
+        )
+    kind = KINDS[problem_kind]
+    mismatched = [
+        key
+        for key, fits in (
+            (f"dataset={dataset}", ("pwa" if dataset in PWA_DATASETS else "rows") == kind.data),
+            (f"model={model}", model_family(loss) == kind.model),
+        )
+        if not fits
+    ]
+    if not mismatched:
         return
-    wanted = algorithm_class(algorithm).problem_kind
-    mismatched = [key for key, kind in kinds.items() if wanted not in kind]
-    needs = _KIND_NEEDS[wanted].format(dataset=_dataset_example(algorithm), models=_models_phrase(algorithm))
+    needs = kind.needs.format(dataset=_dataset_example(algorithm), models=_models_phrase(algorithm))
     raise ConfigError(
         f"{' and '.join(mismatched)} do{'es' if len(mismatched) == 1 else ''} not fit algorithm={algorithm}, which "
         f"needs {needs}"
@@ -401,7 +401,7 @@ def _models_for(algorithm: str) -> list[str]:
     fits = []
     for name in group_choices("model"):
         section = OmegaConf.to_container(OmegaConf.load(config_dir() / "model" / f"{name}.yaml"), resolve=True)
-        if not isinstance(section, dict) or MODEL_KINDS.get(section.get("loss"), "glm") != cls.problem_kind:
+        if not isinstance(section, dict) or model_family(section.get("loss")) != KINDS[cls.problem_kind].model:
             continue
         section.pop("defaults", None)
         try:
@@ -434,7 +434,7 @@ def _dataset_example(algorithm: str) -> str:
     selected = _algorithm_selects(algorithm).get("dataset")
     if selected:
         return selected
-    return PWA_DATASETS[0] if algorithm_class(algorithm).problem_kind == "pwa" else "adult"
+    return PWA_DATASETS[0] if KINDS[algorithm_class(algorithm).problem_kind].data == "pwa" else "adult"
 
 
 class _ModelMismatch(ConfigError):

@@ -12,31 +12,70 @@ The engine (:mod:`dpbench.engine`) knows no kind: it looks one up here, runs it,
 rows carry the core columns and its trace the trace identity (:mod:`dpbench.jobs.columns`), and
 writes the files. This module is the table of kinds and imports nothing of dpbench, so that the
 configuration and the algorithms can name the kinds without importing a job. Adding a kind is a
-module, a line in :data:`KINDS` and, when its model is not a linear model, a line in
-:data:`MODEL_KINDS`; the engine is unchanged.
+module and a :class:`Kind` in :data:`KINDS` (and, when its models are not linear models, a line in
+:data:`MODEL_FAMILIES`); the engine is unchanged.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import import_module
 
-#: problem_kind → ``module:object`` of its job kind, imported when a job of that kind runs.
-KINDS: dict[str, str] = {
-    "glm": "dpbench.jobs.glm:GLM_JOB",
-    "pwa": "dpbench.pwa.job:PWA_JOB",
-    "bo": "dpbench.bo.job:BO_JOB",
-}
+
+@dataclass(frozen=True)
+class Kind:
+    """What the configuration knows of a kind of job without importing it.
+
+    ``job``: ``module:object`` of its :class:`~dpbench.jobs.kind.JobKind`, imported when a job of the
+    kind runs. ``data``: the datasets it runs on (``rows``: the datasets of labelled rows;
+    ``pwa``: han_pwa's instances, :data:`dpbench.pwa.dataset.PWA_DATASETS`). ``model``: the family of
+    the models it takes (:func:`model_family` of the model's loss). ``needs``: what a refusal says it
+    needs, with ``{dataset}`` and ``{models}`` filled in. ``tunes``: whether ``tuning=oracle|private``
+    wrap its fit. ``dtypes``: the ``data.dtype`` values it keeps its data in."""
+
+    job: str
+    data: str
+    model: str
+    needs: str
+    tunes: bool = False
+    dtypes: tuple[str, ...] = ("float64",)
+
+
 PWA_LOSS = "max_affine"  # model=pwa: han_pwa's f(x) = max_i (a_iᵀx + b_i)
 BO_LOSS = "bo_target"  # model=bo: kusner_bo tunes the hyper-parameters of the model named by bo.target
-#: model.loss → problem_kind for the losses that are not a linear model's (every other loss is ``glm``).
-MODEL_KINDS: dict[str, str] = {PWA_LOSS: "pwa", BO_LOSS: "bo"}
+#: model.loss → model family, for the losses that are not a linear model's (every other loss is ``linear``).
+MODEL_FAMILIES: dict[str, str] = {PWA_LOSS: "pwa", BO_LOSS: "bo"}
+
+#: problem_kind → its :class:`Kind`.
+KINDS: dict[str, Kind] = {
+    "glm": Kind(
+        "dpbench.jobs.glm:GLM_JOB",
+        data="rows",
+        model="linear",
+        needs="a linear-model dataset and model: e.g. dataset={dataset} with {models}",
+        tunes=True,
+        dtypes=("float64", "float32"),
+    ),
+    "pwa": Kind("dpbench.pwa.job:PWA_JOB", data="pwa", model="pwa", needs="han_pwa's dataset={dataset} {models}"),
+    "bo": Kind(
+        "dpbench.bo.job:BO_JOB",
+        data="rows",
+        model="bo",
+        needs="kusner_bo's {models} on a classification dataset, e.g. dataset={dataset} (bo.target picks the tuned model)",
+    ),
+}
+
+
+def model_family(loss) -> str:
+    """The family of a model with loss ``loss``: ``pwa``, ``bo`` or (every other loss) ``linear``."""
+    return MODEL_FAMILIES.get(loss, "linear")
 
 
 def job_kind(problem_kind: str):
     """The job kind (a :class:`~dpbench.jobs.kind.JobKind`) registered for ``problem_kind``; a bug
     when there is none: config validation accepts only algorithms whose kind is registered."""
     try:
-        module, name = KINDS[problem_kind].split(":")
+        module, name = KINDS[problem_kind].job.split(":")
     except KeyError:
         raise KeyError(f"no job kind for problem_kind {problem_kind!r}; known: {', '.join(KINDS)}") from None
     return getattr(import_module(module), name)
