@@ -32,7 +32,7 @@ os.environ["PYTHONWARNINGS"] = ",".join(
 
 from typing import TYPE_CHECKING
 
-from dpbench.conf_files import config_dir, group_choices
+from dpbench.conf_files import config_dir, group_choices, option_file, use_command_line_config_dirs
 from dpbench.errors import ConfigError, DataError, DpbenchError
 from dpbench.resolvers import register_resolvers
 
@@ -94,8 +94,8 @@ def check_preset_mode(args: list[str]) -> None:
     for arg in args:
         if arg.startswith("experiment=") and "," not in arg:
             name = arg.split("=", 1)[1]
-            path = config_dir() / "experiment" / f"{name}.yaml"
-            if path.is_file() and OmegaConf.select(OmegaConf.load(path), "hydra.sweeper.params"):
+            path = option_file("experiment", name)
+            if path is not None and OmegaConf.select(OmegaConf.load(path), "hydra.sweeper.params"):
                 raise ConfigError(f"experiment={name} is a sweep preset; run it with -m: dpbench -m experiment={name}")
 
 
@@ -312,6 +312,7 @@ def main() -> None:
         print(help_text())
         return
     try:
+        use_command_line_config_dirs(sys.argv[1:])
         check_plain_group_choices(sys.argv[1:])
     except ConfigError as exc:
         _fail(str(exc))

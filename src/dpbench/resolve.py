@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from dpbench.conf_files import config_dir, default_cache_dir, group_choices
+from dpbench.conf_files import config_dir, default_cache_dir, group_choices, option_file
 from dpbench.errors import ConfigError
 from dpbench.jobs import BO_LOSS, KINDS, PWA_LOSS, model_family
 from dpbench.settings import (
@@ -368,12 +368,12 @@ def _primary_defaults() -> dict[str, str]:
 
 
 def _algorithm_selects(algorithm: str) -> dict[str, str]:
-    """The config group options conf/algorithm/<algorithm>.yaml selects with ``override /<group>...``
+    """The config group options algorithm/<algorithm>.yaml (in any config directory) selects with ``override /<group>...``
     in its defaults list (with those of the configs it extends; its own win, as in Hydra), e.g.
     {"model": "bo"}. The command line and experiment presets override them (Hydra registers their
     overrides first)."""
-    path = config_dir() / "algorithm" / f"{algorithm}.yaml"
-    if not path.is_file():
+    path = option_file("algorithm", algorithm)
+    if path is None:
         return {}
     inherited: dict[str, str] = {}
     own: dict[str, str] = {}
@@ -400,7 +400,7 @@ def _models_for(algorithm: str) -> list[str]:
     cls = algorithm_class(algorithm)
     fits = []
     for name in group_choices("model"):
-        section = OmegaConf.to_container(OmegaConf.load(config_dir() / "model" / f"{name}.yaml"), resolve=True)
+        section = OmegaConf.to_container(OmegaConf.load(option_file("model", name)), resolve=True)
         if not isinstance(section, dict) or model_family(section.get("loss")) != KINDS[cls.problem_kind].model:
             continue
         section.pop("defaults", None)

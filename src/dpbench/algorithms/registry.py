@@ -1,4 +1,5 @@
-"""Name → method class (every built-in method, found in its module), construction from config, and model
+"""Name → method class (every built-in method, found in its module, and every method a plugin's
+``dpbench.methods`` entry point names, :mod:`dpbench.plugins`), construction from config, and model
 compatibility checks."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from dpbench.algorithms.base import Algorithm
 from dpbench.errors import ConfigError
+from dpbench.plugins import METHODS_GROUP, PluginSource, load_entry_point, plugin_entry_points, source_of
 
 METHOD_SOURCES = ("dpbench.algorithms", "dpbench.pwa.algorithms", "dpbench.bo.algorithms")
 """Where the built-in methods live: a module, or a package every module of which is read."""
@@ -46,8 +48,38 @@ def _built_in_methods() -> dict[str, type[Algorithm]]:
     return methods
 
 
-ALGORITHMS: dict[str, type[Algorithm]] = _built_in_methods()
-"""Name → method class, every built-in method."""
+def _plugin_methods(taken: Mapping[str, type[Algorithm]]) -> dict[str, tuple[type[Algorithm], PluginSource]]:
+    """Every method of an installed plugin by name, with its source. An entry point names a class or a
+    module (every class of it that names itself); one that names anything else, or a method whose name
+    is taken, is refused in one line naming the plugin."""
+    methods: dict[str, tuple[type[Algorithm], PluginSource]] = {}
+    for entry_point in plugin_entry_points(METHODS_GROUP):
+        source = source_of(entry_point)
+        loaded = load_entry_point(entry_point)
+        if isinstance(loaded, type) and issubclass(loaded, Algorithm) and "name" in vars(loaded):
+            classes = [loaded]
+        elif not isinstance(loaded, type) and hasattr(loaded, "__name__"):
+            classes = _methods_in(loaded)
+        else:
+            classes = []
+        if not classes:
+            raise ConfigError(
+                f"plugin {source} names no method: a subclass of Algorithm with a name, or a module of them"
+            )
+        for cls in classes:
+            if cls.name in taken or cls.name in methods:
+                other = "a built-in method" if cls.name in taken else f"plugin {methods[cls.name][1]}"
+                raise ConfigError(f"plugin {source}: method name {cls.name!r} is taken by {other}")
+            methods[cls.name] = (cls, source)
+    return methods
+
+
+_BUILT_IN = _built_in_methods()
+_PLUGINS = _plugin_methods(_BUILT_IN)
+ALGORITHMS: dict[str, type[Algorithm]] = {**_BUILT_IN, **{name: cls for name, (cls, _) in _PLUGINS.items()}}
+"""Name → method class: the built-in methods, then the plugins'."""
+PLUGIN_SOURCES: dict[str, PluginSource] = {name: source for name, (_, source) in _PLUGINS.items()}
+"""Name → where a plugin's method comes from (built-in methods are not listed)."""
 AUDIT_COVERAGE = {name: cls.audit for name, cls in ALGORITHMS.items() if cls.private}
 """Private method name → its :class:`~dpbench.algorithms.base.AuditCoverage` (None: a method that declares none)."""
 

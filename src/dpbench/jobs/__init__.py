@@ -10,8 +10,9 @@ algorithms it runs.
 
 The engine (:mod:`dpbench.engine`) knows no kind: it looks one up here, runs it, checks that its
 rows carry the core columns and its trace the trace identity (:mod:`dpbench.jobs.columns`), and
-writes the files. This module is the table of kinds and imports nothing of dpbench, so that the
-configuration and the algorithms can name the kinds without importing a job. Adding a kind is a
+writes the files. This module is the table of kinds (the built-in ones and those of installed plugins,
+:mod:`dpbench.plugins`) and imports no job, so that the configuration and the algorithms can name the
+kinds without importing one. Adding a kind is a
 module and a :class:`Kind` in :data:`KINDS` (and, when its models are not linear models, a line in
 :data:`MODEL_FAMILIES`); the engine is unchanged.
 """
@@ -64,6 +65,26 @@ KINDS: dict[str, Kind] = {
         needs="kusner_bo's {models} on a classification dataset, e.g. dataset={dataset} (bo.target picks the tuned model)",
     ),
 }
+
+
+def _plugin_kinds() -> dict[str, Kind]:
+    """The kinds installed plugins register (``dpbench.kinds`` entry points, :mod:`dpbench.plugins`), by
+    entry-point name; one that names no :class:`Kind`, or a taken name, is refused naming the plugin."""
+    from dpbench.errors import ConfigError
+    from dpbench.plugins import KINDS_GROUP, load_entry_point, plugin_entry_points, source_of
+
+    kinds: dict[str, Kind] = {}
+    for entry_point in plugin_entry_points(KINDS_GROUP):
+        kind = load_entry_point(entry_point)
+        if not isinstance(kind, Kind):
+            raise ConfigError(f"plugin {source_of(entry_point)} names no dpbench.jobs.Kind, got {type(kind).__name__}")
+        if entry_point.name in KINDS or entry_point.name in kinds:
+            raise ConfigError(f"plugin {source_of(entry_point)}: kind name {entry_point.name!r} is taken")
+        kinds[entry_point.name] = kind
+    return kinds
+
+
+KINDS.update(_plugin_kinds())
 
 
 def model_family(loss) -> str:

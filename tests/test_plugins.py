@@ -1,0 +1,140 @@
+"""A plugin joins dpbench through entry points, without editing it: its method runs by name in a job
+and in a joblib sweep's workers, its conf/ presets compose, and a command line's own --config-dir
+is accepted; a broken plugin is refused in one line naming it. The plugin is installed the way pip
+installs one: a package and its ``.dist-info`` (with ``entry_points.txt``) on the path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("plugins")]
+
+SMALL = ["dataset.n=1000", "dataset.d=5", "reps=1", "progress=false"]
+METHOD = '''
+from typing import ClassVar
+
+from dpbench.algorithms.base import Look
+from dpbench.algorithms.dp_sgd import DPSGD
+from dpbench.algorithms.palette import LIGHT_GREY
+
+
+class ToySGD(DPSGD):
+    """DP-SGD under another name: a method that comes from a plugin."""
+
+    name: ClassVar[str] = "toy_sgd"
+    label: ClassVar[str] = "Toy SGD"
+    look: ClassVar[Look] = Look(LIGHT_GREY, "h")
+'''
+
+
+def install_plugin(site: Path, entry_points: str, *, name: str = "toy_plugin", conf: dict | None = None) -> Path:
+    """Write package ``name`` (the method module above, and ``conf`` files) and its dist-info into ``site``."""
+    package = site / name
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "method.py").write_text(METHOD)
+    for relative, text in (conf or {}).items():
+        (package / "conf" / relative).parent.mkdir(parents=True, exist_ok=True)
+        (package / "conf" / relative).write_text(textwrap.dedent(text))
+    dist_info = site / f"{name}-0.1.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: 0.1\n")
+    (dist_info / "entry_points.txt").write_text(textwrap.dedent(entry_points))
+    return site
+
+
+TOY_CONF = {
+    "algorithm/toy_sgd.yaml": """\
+        # the toy method: dp_sgd's settings under the plugin's name
+        defaults:
+          - dp_sgd
+          - _self_
+        name: toy_sgd
+        """
+}
+TOY_ENTRY_POINTS = """\
+    [dpbench.methods]
+    toy_sgd = toy_plugin.method:ToySGD
+
+    [dpbench.conf]
+    toy_plugin = toy_plugin
+    """
+
+
+def dpbench(args: list[str], cwd: Path, site: Path | None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DPBENCH_CACHE": str(cwd / ".cache")}
+    if site is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(site), env.get("PYTHONPATH"))))
+    return subprocess.run(
+        [sys.executable, "-m", "dpbench", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def toy_site(tmp_path_factory) -> Path:
+    return install_plugin(tmp_path_factory.mktemp("site"), TOY_ENTRY_POINTS, conf=TOY_CONF)
+
+
+def test_a_plugins_method_runs_by_name_and_its_rows_say_so(toy_site, tmp_path):
+    result = dpbench(["algorithm=toy_sgd", *SMALL], tmp_path, toy_site)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (results,) = tmp_path.glob("outputs/runs/*/results.parquet")
+    rows = pd.read_parquet(results)
+    assert set(rows["algorithm"]) == {"toy_sgd"} and (rows["eps_spent"] <= rows["eps"] + 1e-9).all()
+
+
+def test_a_plugins_method_runs_in_a_joblib_sweeps_workers(toy_site, tmp_path):
+    sweep = tmp_path / "sweep"
+    args = ["-m", "algorithm=toy_sgd,dp_sgd", *SMALL, "hydra/launcher=joblib", f"hydra.sweep.dir={sweep}"]
+    result = dpbench(args, tmp_path, toy_site)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = pd.concat(pd.read_parquet(path) for path in sweep.glob("*/results.parquet"))
+    assert set(rows["algorithm"]) == {"toy_sgd", "dp_sgd"}
+
+
+def test_without_the_plugin_its_method_is_unknown(tmp_path):
+    result = dpbench(["algorithm=toy_sgd", *SMALL], tmp_path, None)
+    assert result.returncode == 2 and "unknown algorithm 'toy_sgd'" in result.stderr
+
+
+def test_a_config_dir_on_the_command_line_adds_its_presets_and_a_missing_one_is_named(tmp_path):
+    own = tmp_path / "my_conf" / "algorithm"
+    own.mkdir(parents=True)
+    (own / "dp_sgd_slow.yaml").write_text("defaults:\n  - dp_sgd\n  - _self_\nlearning_rate: 0.01\n")
+    result = dpbench(["--config-dir", str(tmp_path / "my_conf"), "algorithm=dp_sgd_slow", *SMALL], tmp_path, None)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (results,) = tmp_path.glob("outputs/runs/*/results.parquet")
+    assert set(pd.read_parquet(results)["p_learning_rate"]) == {0.01}
+    missing = dpbench([f"hydra.searchpath=[file://{tmp_path}/nowhere]", *SMALL], tmp_path, None)
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == f"dpbench: error: hydra.searchpath: file://{tmp_path}/nowhere is not a directory"
+
+
+@pytest.mark.parametrize(
+    ("entry_points", "message"),
+    [
+        ("[dpbench.methods]\ndp_sgd = toy_plugin.method:DPSGD\n", "method name 'dp_sgd' is taken by a built-in method"),
+        ("[dpbench.methods]\nbroken = toy_plugin.absent:Method\n", "failed to load: ModuleNotFoundError"),
+        ("[dpbench.conf]\ntoy_plugin = toy_plugin\n", "names no package with a conf/ directory"),
+    ],
+    ids=["name taken", "import fails", "no conf"],
+)
+def test_a_broken_plugin_is_refused_in_one_line_naming_it(tmp_path, entry_points, message):
+    site = install_plugin(tmp_path / "site", entry_points)
+    result = dpbench(["algorithm=dp_sgd", *SMALL], tmp_path, site)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr[-3000:]
+    assert "plugin toy-plugin 0.1" in lines[0] and message in lines[0]
