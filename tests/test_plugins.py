@@ -138,3 +138,74 @@ def test_a_broken_plugin_is_refused_in_one_line_naming_it(tmp_path, entry_points
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2 and len(lines) == 1, result.stderr[-3000:]
     assert "plugin toy-plugin 0.1" in lines[0] and message in lines[0]
+
+
+def test_editing_a_plugin_stales_exactly_its_jobs_and_a_docstring_edit_stales_none(tmp_path):
+    site = install_plugin(tmp_path / "site", TOY_ENTRY_POINTS, conf=TOY_CONF)
+    sweep = tmp_path / "sweep"
+    args = ["-m", "algorithm=toy_sgd,dp_sgd", *SMALL, f"hydra.sweep.dir={sweep}"]
+    assert dpbench(args, tmp_path, site).returncode == 0
+    identities = {
+        path.parent.name: set(pd.read_parquet(path)["code_identity"]) for path in sweep.glob("*/results.parquet")
+    }
+    ((toy,),) = (ids for job, ids in identities.items() if "toy_sgd" in job)
+    ((ours,),) = (ids for job, ids in identities.items() if "toy_sgd" not in job)
+    assert toy.startswith(f"{ours}+toy_plugin.") and len(toy) == len(ours) + len("+toy_plugin.") + 12
+
+    method = site / "toy_plugin" / "method.py"
+    method.write_text(method.read_text().replace("under another name", "under another name, documented"))
+    assert status(sweep, site) == {"toy_sgd": "finished", "dp_sgd": "finished"}
+    method.write_text(method.read_text().replace('Look(LIGHT_GREY, "h")', 'Look(LIGHT_GREY, "p")'))
+    assert status(sweep, site) == {"toy_sgd": "stale", "dp_sgd": "finished"}
+
+
+def status(sweep: Path, site: Path) -> dict[str, str]:
+    """``dpbench-status``'s verdict on each job of ``sweep``, by algorithm."""
+    import json
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(site), os.environ.get("PYTHONPATH"))))}
+    done = subprocess.run(
+        [sys.executable, "-m", "dpbench.status", str(sweep), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    jobs = json.loads(done.stdout)["jobs"]
+    return {job["overrides"][0].split("=")[1]: job["status"] for job in jobs}
+
+
+OVERSPENDING = '''
+from typing import ClassVar
+
+from dpbench.algorithms.base import Look
+from dpbench.algorithms.dp_sgd import DPSGD
+from dpbench.algorithms.palette import LIGHT_GREY
+from dpbench.privacy.events import GaussianEvent
+
+
+class Overspender(DPSGD):
+    """DP-SGD, then one more Gaussian release at σ = 0.01 that no budget pays for."""
+
+    name: ClassVar[str] = "overspender"
+    label: ClassVar[str] = "Overspender"
+    look: ClassVar[Look] = Look(LIGHT_GREY, "8")
+
+    def fit(self, problem, ledger, rng, tracer):
+        result = super().fit(problem, ledger, rng, tracer)
+        ledger.charge(GaussianEvent(0.01), label="unpaid")
+        return result
+'''
+
+
+def test_an_overspending_plugin_method_is_blamed_in_one_line_not_called_a_dpbench_bug(tmp_path):
+    site = install_plugin(tmp_path / "site", "[dpbench.methods]\noverspender = toy_plugin.bad:Overspender\n")
+    (site / "toy_plugin" / "bad.py").write_text(OVERSPENDING)
+    result = dpbench(["algorithm=dp_sgd", "algorithm.name=overspender", *SMALL], tmp_path, site)  # no preset: dp_sgd's
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr[-3000:]
+    assert lines[0].startswith("dpbench: error: plugin toy-plugin 0.1 (entry point dpbench.methods:overspender")
+    assert "method overspender overspent its privacy budget (BudgetExceeded" in lines[0]
+    assert "internal error" not in result.stderr

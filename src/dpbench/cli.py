@@ -33,7 +33,7 @@ os.environ["PYTHONWARNINGS"] = ",".join(
 from typing import TYPE_CHECKING
 
 from dpbench.conf_files import config_dir, group_choices, option_file, use_command_line_config_dirs
-from dpbench.errors import ConfigError, DataError, DpbenchError
+from dpbench.errors import ConfigError, DataError, DpbenchError, PrivacyViolation
 from dpbench.resolvers import register_resolvers
 
 if TYPE_CHECKING:
@@ -272,8 +272,13 @@ def _run_task(cfg: DictConfig) -> None:
                 record_failure(out_dir, exc)  # a sweep's status lists the failed job
             raise
         from dpbench.engine import run_job
+        from dpbench.privacy.ledger import BudgetExceeded
 
-        results = run_job(plan, out_dir, resolved_config=resolved, key_dir=_key_dir(hydra_cfg, out_dir))
+        try:
+            results = run_job(plan, out_dir, resolved_config=resolved, key_dir=_key_dir(hydra_cfg, out_dir))
+        except (PrivacyViolation, BudgetExceeded) as exc:
+            _blame_a_plugin(plan.run.algorithm, exc)
+            raise
         if hydra_cfg.mode == RunMode.RUN:
             print(headline(results, out_dir))
     except (DpbenchError, OSError) as exc:
@@ -286,6 +291,19 @@ def _run_task(cfg: DictConfig) -> None:
         if isinstance(exc, (ConfigError, DataError)):  # a bad value or file found while loading: nothing ran
             discard_run_dir(out_dir)
         _fail(message)
+
+
+def _blame_a_plugin(algorithm: str, exc: Exception) -> None:
+    """An overspend by a plugin's method (a spend above the budget, or a release the ledger refused:
+    ``BudgetExceeded`` escaping ``fit``) is the plugin's bug, not dpbench's: raise it as a one-line
+    error naming the plugin. A built-in method's overspend stays an internal error."""
+    from dpbench.algorithms.registry import PLUGIN_SOURCES
+
+    if algorithm in PLUGIN_SOURCES:
+        raise DpbenchError(
+            f"plugin {PLUGIN_SOURCES[algorithm]}: method {algorithm} overspent its privacy budget "
+            f"({type(exc).__name__}: {exc}); a bug in the plugin, not in dpbench"
+        ) from None
 
 
 def _key_dir(hydra_cfg, out_dir):

@@ -117,21 +117,45 @@ def current() -> CodeIdentity:
     )
 
 
-def stale_identities(recorded) -> list[str]:
+@functools.cache
+def plugin_meaning(package: str) -> str:
+    """The meaning digest (:func:`dpbench.code_meaning.meaning_digest`) of every ``*.py`` file of an
+    installed plugin's top-level package ``package``."""
+    from dpbench.plugins import package_dir
+
+    root = package_dir(package)
+    if root is None:
+        raise FileNotFoundError(f"the plugin package {package!r} is not importable")
+    files = sorted(root.rglob("*.py"), key=lambda path: path.relative_to(root).as_posix())
+    return meaning_digest(root, files)
+
+
+def identity_of(method: type | None = None) -> str:
+    """The identity of the code that computes a job of ``method`` (a method class): :func:`current`'s,
+    and for a method of a plugin (a class outside dpbench) also its package's name and meaning digest,
+    ``0.1.0+src.3fa2b1c9d0e4+my_plugin.5e0c…``, so that editing a plugin stales exactly its jobs."""
+    base = current().identity
+    package = method.__module__.split(".")[0] if method is not None else __package__
+    if package == __package__:
+        return base
+    return f"{base}+{package}.{plugin_meaning(package)[:DIGEST_CHARS]}"
+
+
+def stale_identities(recorded, now: str | None = None) -> list[str]:
     """The identities in ``recorded`` (a results column, or None when the file has no such column:
-    results from before identities were recorded) other than :func:`current`'s; ``["unrecorded"]``
-    for a file without the column."""
+    results from before identities were recorded) other than ``now`` (the job's :func:`identity_of`;
+    default :func:`current`'s); ``["unrecorded"]`` for a file without the column."""
     if recorded is None:
         return ["unrecorded"]
-    now = current().identity
+    now = now or current().identity
     return sorted({str(value) for value in recorded if str(value) != now})
 
 
-def stale_note(stale: list[str]) -> str:
+def stale_note(stale: list[str], now: str | None = None) -> str:
     """What :func:`stale_identities` found, for a person: which code computed the job, and this one."""
     known = [identity for identity in stale if identity != "unrecorded"]
     who = [
         *([f"computed by {', '.join(known)}"] if known else []),
         *(["computed before dpbench recorded code identities"] if "unrecorded" in stale else []),
     ]
-    return f"{' and '.join(who)}; this is {current().identity} (resume=strict recomputes it)"
+    return f"{' and '.join(who)}; this is {now or current().identity} (resume=strict recomputes it)"

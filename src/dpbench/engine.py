@@ -92,6 +92,7 @@ def run_job(
 def _run_locked(plan: RunPlan, out_dir: Path, resolved_config: dict[str, Any] | None, key_dir: Path) -> pd.DataFrame:
     """:func:`run_job`'s work, under the job's lock."""
     cfg = plan.run
+    identity = code_identity.identity_of(type(plan.method))
     results_path = out_dir / RESULTS_FILE
     finished = None if cfg.force else read_finished(results_path)
     if finished is not None:
@@ -101,7 +102,7 @@ def _run_locked(plan: RunPlan, out_dir: Path, resolved_config: dict[str, Any] | 
                 f"{results_path} holds results of another configuration (config_hash {', '.join(sorted(stored))}, "
                 f"this one is {cfg.config_hash}); pass force=true to replace them or use another output dir"
             )
-        stale = code_identity.stale_identities(finished.get("code_identity"))
+        stale = code_identity.stale_identities(finished.get("code_identity"), identity)
         if not stale or cfg.resume == "keep":
             if stale:
                 log.warning(
@@ -110,7 +111,7 @@ def _run_locked(plan: RunPlan, out_dir: Path, resolved_config: dict[str, Any] | 
                     cfg.algorithm,
                     results_path,
                     ", ".join(stale),
-                    code_identity.current().identity,
+                    identity,
                 )
             else:
                 log.info("skipping %s: finished results already in %s (force=true reruns)", cfg.algorithm, results_path)
@@ -121,12 +122,12 @@ def _run_locked(plan: RunPlan, out_dir: Path, resolved_config: dict[str, Any] | 
             cfg.algorithm,
             results_path,
             ", ".join(stale),
-            code_identity.current().identity,
+            identity,
         )
     if results_path.exists() and not cfg.force:
         log.warning("%s is unreadable or incomplete; rerunning the job", results_path)
     clear_error_marker(out_dir)  # this attempt supersedes an earlier failure
-    store = RunStore(out_dir, cfg.config_hash, code_identity.current().identity, keep_other_code=cfg.resume == "keep")
+    store = RunStore(out_dir, cfg.config_hash, identity, keep_other_code=cfg.resume == "keep")
     if cfg.force:
         store.clear()
 
@@ -139,7 +140,7 @@ def _run_locked(plan: RunPlan, out_dir: Path, resolved_config: dict[str, Any] | 
     results = output.results
     column_classes("results", results.columns)  # an unclassified column stops the job before any file is written
     write_parquet(output.trace, out_dir / "trace.parquet", table="trace")
-    metadata = _run_metadata(cfg, output.dataset_info, resolved_config, output.ledgers)
+    metadata = _run_metadata(cfg, output.dataset_info, resolved_config, output.ledgers, identity)
     write_json({**metadata, "noise": _noise_record(cfg, key, key_dir, out_dir)}, out_dir / RUN_FILE)
     write_parquet(results, results_path, table="results")  # last: its presence marks the job finished
     store.clear()
@@ -148,12 +149,12 @@ def _run_locked(plan: RunPlan, out_dir: Path, resolved_config: dict[str, Any] | 
 
 # -------------------------------------------------------------------------------- metadata
 def _run_metadata(
-    cfg: RunConfig, dataset_info: dict[str, Any], resolved: dict[str, Any] | None, ledgers: list
+    cfg: RunConfig, dataset_info: dict[str, Any], resolved: dict[str, Any] | None, ledgers: list, identity: str
 ) -> dict[str, Any]:
     packages = ("numpy", "scipy", "scikit-learn", "pandas", "pyarrow", "hydra-core", "omegaconf", "matplotlib")
     return {
         "dpbench_version": __version__,
-        "code": code_identity.current().record(),
+        "code": {**code_identity.current().record(), "identity": identity},
         "python": platform.python_version(),
         "packages": {name: _version(name) for name in packages},
         "machine": {"platform": platform.platform(), "machine": platform.machine(), "cpus": os.cpu_count()},

@@ -94,7 +94,7 @@ RESULTS: Mapping[str, tuple[str, str]] = {
     "code_identity": (
         PUBLIC,
         (
-            "the code that computed the row: version + hash of dpbench's source (dpbench.code_identity); "
+            "the code that computed the row: version + hash of dpbench's source, and of a plugin method's package (dpbench.code_identity); "
             "another identity than the installed one makes the job stale (resume=strict reruns it)"
         ),
     ),

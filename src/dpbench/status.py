@@ -198,6 +198,17 @@ def _mtime(path: Path) -> int:
         return -1
 
 
+def _identity_now(finished) -> str:
+    """The identity this dpbench gives a job of ``finished``'s method (:func:`dpbench.code_identity.identity_of`:
+    a plugin's method adds its package's digest)."""
+    names = set(finished["algorithm"]) if "algorithm" in finished else set()
+    if len(names) != 1:
+        return code_identity.current().identity
+    from dpbench.algorithms.registry import ALGORITHMS
+
+    return code_identity.identity_of(ALGORITHMS.get(str(names.pop())))
+
+
 def inspect_job(sweep_dir: Path, overrides: list[str], job_dir: str) -> Job:
     """The status of one job from what its directory holds (see the module docstring)."""
     job = Job(overrides=list(overrides), job_dir=job_dir)
@@ -210,14 +221,15 @@ def inspect_job(sweep_dir: Path, overrides: list[str], job_dir: str) -> Job:
     if finished is not None and (marker is None or _mtime(path / ERROR_FILE) < _mtime(results_path)):
         hashes = sorted({str(h) for h in finished["config_hash"]})
         recorded = finished.get("code_identity")
-        stale = code_identity.stale_identities(recorded)
+        now = _identity_now(finished)
+        stale = code_identity.stale_identities(recorded, now)
         job.status, job.rows = ("stale" if stale else "finished"), len(finished)
         job.results = results_path.relative_to(sweep_dir).as_posix()
         job.config_hash = ",".join(hashes)
         job.code_identity = ",".join(sorted({str(c) for c in recorded})) if recorded is not None else None
         notes = [f"results.parquet mixes {len(hashes)} configurations"] if len(hashes) != 1 else []
         if stale:
-            notes.append(code_identity.stale_note(stale))
+            notes.append(code_identity.stale_note(stale, now))
         job.note = "; ".join(notes) or None
     elif marker is not None:
         job.status = "failed"

@@ -148,7 +148,7 @@ def provenance_columns(
         "dataset_checksum": dataset_checksum,
         "config_hash": cfg.config_hash,
         "dpbench_version": __version__,
-        "code_identity": code_identity.current().identity,
+        "code_identity": code_identity.identity_of(type(algorithm)),
     }
 
 
