@@ -209,3 +209,11 @@ def test_an_overspending_plugin_method_is_blamed_in_one_line_not_called_a_dpbenc
     assert lines[0].startswith("dpbench: error: plugin toy-plugin 0.1 (entry point dpbench.methods:overspender")
     assert "method overspender overspent its privacy budget (BudgetExceeded" in lines[0]
     assert "internal error" not in result.stderr
+
+
+def test_help_lists_a_plugins_presets_and_methods_with_their_source(toy_site, tmp_path):
+    result = dpbench(["--help"], tmp_path, toy_site)
+    assert result.returncode == 0, result.stderr
+    preset = next(line for line in result.stdout.splitlines() if line.strip().startswith("toy_sgd "))
+    assert preset.endswith("[from toy-plugin 0.1]")
+    assert "  toy_sgd                      toy-plugin 0.1 (entry point dpbench.methods:toy_sgd" in result.stdout

@@ -11,7 +11,8 @@ import shutil
 from pathlib import Path
 
 from dpbench import __version__
-from dpbench.conf_files import config_dir, group_choices
+from dpbench.conf_files import config_dir, group_choices, option_file
+from dpbench.plugins import METHODS_GROUP, plugin_conf_dirs, plugin_entry_points, source_of
 
 GROUPS = ("dataset", "algorithm", "model", "privacy", "tuning")
 KEY_LINE = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z_][\w]*):(?P<value>[^#]*?)\s*(?:#\s?(?P<comment>.*))?$")
@@ -85,11 +86,12 @@ def help_text(width: int | None = None) -> str:
     lines = [f"dpbench {__version__}: a benchmark for differentially private optimisation", "", USAGE, ""]
     lines.append("config groups (GROUP=OPTION; the default is marked *):")
     defaults = _group_defaults(root / "config.yaml")
+    sources = {conf: f" [from {source.distribution}]" for conf, source in plugin_conf_dirs()}
     for group in GROUPS:
         lines.append(f"  {group}:")
         for option in group_choices(group):
             mark = "*" if defaults.get(group) == option else " "
-            lines.append(_clip(f"   {mark}{option:28s} {first_comment(root / group / f'{option}.yaml')}", width))
+            lines.append(_clip(f"   {mark}{option:28s} {_described(group, option, root, sources)}", width))
     lines += ["", "keys (KEY=VALUE; default in brackets; a dotted key sets one field of a section):"]
     for key, value, comment in config_keys(root / "config.yaml"):
         shown = _clip(f"[{value}]", 16) if value else ""
@@ -99,9 +101,23 @@ def help_text(width: int | None = None) -> str:
     ]
     lines += ["", "presets (dpbench -m experiment=NAME):"]
     for name in group_choices("experiment"):
-        lines.append(_clip(f"  {name:28s} {first_comment(root / 'experiment' / f'{name}.yaml')}", width))
+        lines.append(_clip(f"  {name:28s} {_described('experiment', name, root, sources)}", width))
+    methods = plugin_entry_points(METHODS_GROUP)
+    if methods:
+        lines += ["", "methods from plugins (dpbench.methods entry points; algorithm.name=NAME):"]
+        lines += [_clip(f"  {ep.name:28s} {source_of(ep)}", width) for ep in methods]
     lines += ["", COMPANIONS]
     return "\n".join(lines)
+
+
+def _described(group: str, option: str, root: Path, sources: dict[Path, str]) -> str:
+    """An option's first comment, and where it comes from when not from the shipped ``conf/``."""
+    path = option_file(group, option)
+    if path is None:
+        return ""
+    conf = path.parent.parent.resolve()
+    origin = "" if conf == root.resolve() else sources.get(conf, f" [from {conf}]")
+    return first_comment(path) + origin
 
 
 def _group_defaults(path: Path) -> dict[str, str]:
