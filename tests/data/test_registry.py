@@ -26,6 +26,7 @@ def test_names():
         "rcv1",
         "epsilon",
         "covtype",
+        "file",
     )
     assert set(SCHEMAS) == set(DATASET_NAMES)
 

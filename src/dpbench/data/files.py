@@ -154,6 +154,11 @@ def _verify(
     return LocalFile(spec.name, path, actual, "unpinned")
 
 
+def file_sha256(path: Path) -> tuple[str, int]:
+    """(sha256, size in bytes) of the file at ``path``, read in chunks."""
+    return _sha256(Path(path), decompress=False)
+
+
 def _open(path: Path, decompress: bool) -> BinaryIO:
     return gzip.open(path, "rb") if decompress else open(path, "rb")
 

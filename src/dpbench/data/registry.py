@@ -30,6 +30,7 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
     "rcv1": ("libsvm_sets", "RCV1_OPTIONS", "load_rcv1"),
     "epsilon": ("libsvm_sets", "EPSILON_OPTIONS", "load_epsilon"),
     "covtype": ("covtype", "COVTYPE_OPTIONS", "load_covtype"),
+    "file": ("user_file", "FILE_OPTIONS", "load_file"),
 }
 DATASET_NAMES: tuple[str, ...] = tuple(_REGISTRY)
 #: Datasets whose loader may scale numeric attributes, and so takes ``data.scaling`` (:mod:`dpbench.data.scaling`).
