@@ -85,5 +85,7 @@ def test_an_output_without_a_core_column_is_refused(
 
 def test_a_method_of_a_kind_no_job_runs_is_refused_by_configuration(compose_run_config, monkeypatch):
     monkeypatch.setattr(algorithm_class("majority"), "problem_kind", "unregistered")
-    with pytest.raises(ConfigError, match="algorithm=majority runs problem_kind='unregistered', which no job kind runs"):
+    with pytest.raises(
+        ConfigError, match="algorithm=majority runs problem_kind='unregistered', which no job kind runs"
+    ):
         compose_run_config(*SMALL)

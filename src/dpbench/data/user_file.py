@@ -31,6 +31,7 @@ from dpbench.data.options import Option, choice, data_options, sha256_pin
 from dpbench.data.preprocess import add_bias
 from dpbench.data.scaling import DeclaredRange
 from dpbench.errors import ChecksumError, DataError
+from dpbench.plugins import package_dir
 
 FORMATS = ("csv", "parquet", "libsvm")
 
@@ -101,7 +102,8 @@ def _plain(value: Any) -> Any:
 
 
 def load_file(options: dict, data_dir: Path, allow_download: bool) -> Dataset:
-    """The dataset in ``options["path"]`` (relative paths from ``data_dir`` first, then the working directory)."""
+    """The dataset in ``options["path"]``: a relative path from ``data_dir`` first, then the working
+    directory; ``pkg://package/relative/path`` a file an installed package (a plugin) ships."""
     options = {key: _plain(value) for key, value in options.items()}
     local = _verified(options, data_dir)
     if options["format"] == "libsvm":
@@ -134,8 +136,14 @@ def _verified(options: Mapping[str, Any], data_dir: Path) -> LocalFile:
         raise DataError(
             "dataset=file needs dataset.path=FILE, and the file's declared columns (conf/dataset/file.yaml)"
         )
-    given = Path(options["path"]).expanduser()
-    path = next((p for p in (Path(data_dir) / given, given) if p.is_file()), None)
+    given = str(options["path"])
+    if given.startswith("pkg://"):  # a file an installed package ships: pkg://package/relative/path
+        package, _, relative = given.removeprefix("pkg://").partition("/")
+        root = package_dir(package)
+        candidates = [root / relative] if root is not None and relative else []
+    else:
+        candidates = [Path(data_dir) / Path(given).expanduser(), Path(given).expanduser()]
+    path = next((p for p in candidates if p.is_file()), None)
     if path is None:
         raise DataError(
             f"dataset file: {options['path']} is not a file (looked in {data_dir} and the working directory)"
