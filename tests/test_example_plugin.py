@@ -39,6 +39,7 @@ def test_the_example_plugin_installs_runs_its_sweep_and_verifies(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     rows = pd.concat(pd.read_parquet(path) for path in sweep.glob("*/results.parquet"))
     assert set(rows["algorithm"]) == {"noisy_gd", "dp_sgd", "nonprivate"} and len(rows) == 36
+    assert set(rows["dataset"]) == {"example_people"}
     private = rows[rows["algorithm"] != "nonprivate"]
     assert (private["eps_spent"] <= private["eps"] * (1 + 1e-9)).all()
     plugin_rows = rows[rows["algorithm"] == "noisy_gd"]

@@ -133,7 +133,7 @@ def test_a_preset_of_ones_own_in_a_config_dir_runs_a_job_on_the_file(cli, tmp_pa
     assert result.returncode == 0, result.stderr[-3000:]
     (results,) = tmp_path.glob("outputs/runs/*/results.parquet")
     rows = pd.read_parquet(results)
-    assert set(rows["dataset"]) == {"file"} and rows["test_accuracy"].between(0, 1).all()
+    assert set(rows["dataset"]) == {"file:people"} and rows["test_accuracy"].between(0, 1).all()
     run = json.loads((results.parent / "run.json").read_text())
     (record,) = run["dataset"]["files"]
     assert record["sha256"] == hashlib.sha256((tmp_path / "people.csv").read_bytes()).hexdigest()

@@ -9,7 +9,8 @@ Every range is declared, never read off the data, so that no record decides how 
   outside the list is refused (declare ``"?"`` and it stands for a missing value).
 - a libsvm file's ``feature_bound: [b, source]``: every feature is clipped to [−b, b] and divided by b.
 
-``label`` names the label column (csv, parquet); ``positive`` is the label value that is +1, every
+``title`` is the name the rows (column ``dataset``), figures and the leaderboard give the data
+(default ``file:<the file's stem>``). ``label`` names the label column (csv, parquet); ``positive`` is the label value that is +1, every
 other −1 (null: the labels must already be 0/1 or ±1). A bias column of ones comes first, so every
 feature lies in [−1, 1] and ‖x‖ ≤ √(1 + columns). A NaN in a numeric column is refused, naming the
 column. The file's sha256 is recorded in ``Dataset.info`` and in its checksum; ``sha256`` pins it.
@@ -67,6 +68,12 @@ FILE_OPTIONS: dict[str, Option] = {
     "path": Option(
         "???", lambda v: isinstance(v, str) and v != "", "a file path", affects_data=False
     ),  # ???: to be given
+    "title": Option(
+        None,
+        lambda v: v is None or (isinstance(v, str) and v.strip() != ""),
+        "null or the name rows and figures give the data",
+        affects_data=False,
+    ),
     "format": choice("csv", "parquet", "libsvm"),
     "label": Option(None, lambda v: v is None or (isinstance(v, str) and v != ""), "null or a column name"),
     "positive": Option(None, lambda v: v is None or isinstance(v, (str, Real)), "null or the label value that is +1"),

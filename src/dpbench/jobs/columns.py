@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from dpbench import __version__, code_identity
@@ -101,7 +102,7 @@ def identity_columns(cfg: RunConfig, algorithm: Algorithm, method_cfg: RunConfig
     return {
         "paper": cls.paper,
         "algorithm": cfg.algorithm,
-        "dataset": cfg.dataset,
+        "dataset": dataset_label(cfg),
         "model": cfg.model.name,
         "loss": cfg.model.loss,
         "eps": cfg.privacy.eps,
@@ -209,12 +210,22 @@ def guarantee_breaches(
     return reasons
 
 
+def dataset_label(cfg: RunConfig) -> str:
+    """The ``dataset`` column: the dataset's name, and for a dataset with a ``title`` option
+    (``dataset=file``) that title, else ``file:<the file's stem>``, so that two files are never
+    one dataset to a figure or the leaderboard."""
+    options = cfg.dataset_options
+    if "title" not in options:
+        return cfg.dataset
+    return str(options["title"]) if options["title"] else f"{cfg.dataset}:{PurePosixPath(str(options['path'])).stem}"
+
+
 def trace_identity(cfg: RunConfig) -> dict[str, Any]:
     """The columns every trace row carries besides fold, rep and iteration: what ran (algorithm,
     dataset, ε) and which job (seed, config hash), so that no two jobs' trace rows coincide."""
     return {
         "algorithm": cfg.algorithm,
-        "dataset": cfg.dataset,
+        "dataset": dataset_label(cfg),
         "eps": cfg.privacy.eps,
         "seed": cfg.seed,
         "config_hash": cfg.config_hash,
