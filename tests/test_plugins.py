@@ -211,7 +211,8 @@ def test_an_overspending_plugin_method_is_blamed_in_one_line_not_called_a_dpbenc
     assert "internal error" not in result.stderr
 
 
-def test_help_lists_a_plugins_presets_and_methods_with_their_source(toy_site, tmp_path):
+def test_help_lists_a_plugins_presets_and_methods_with_their_source(toy_site, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "300")  # help clips its lines to the terminal's width
     result = dpbench(["--help"], tmp_path, toy_site)
     assert result.returncode == 0, result.stderr
     preset = next(line for line in result.stdout.splitlines() if line.strip().startswith("toy_sgd "))
