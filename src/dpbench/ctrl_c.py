@@ -87,13 +87,15 @@ def _interrupt_if_a_job_runs(signum, frame) -> None:
         raise KeyboardInterrupt
 
 
-def _redeliver_swallowed_interrupt(unraisable) -> None:
+def _drop_swallowed_interrupt(unraisable) -> None:
     """``sys.unraisablehook`` of a sweep's worker: a Ctrl-C that lands while Python runs a callback that
     cannot raise (a weakref callback of the import system, a ``__del__``) would print "Exception ignored …
-    Traceback … KeyboardInterrupt" and be lost, the job running on; it is raised again instead, at the
-    job's next instruction. Every other unraisable exception is reported as Python reports it."""
+    Traceback … KeyboardInterrupt". During a job it is dropped without a word: the sweep's own process got
+    the same Ctrl-C and ends the sweep, and joblib then kills its workers. It cannot be raised again from
+    here: a signal handler runs in the innermost Python frame, this hook's own, and Python prints what the
+    hook raises as "Exception ignored in sys.unraisablehook". Every other unraisable exception is reported
+    as Python reports it."""
     if _JOB_RUNNING and unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
-        signal.raise_signal(signal.SIGINT)
         return
     sys.__unraisablehook__(unraisable)
 
@@ -107,7 +109,7 @@ def interrupts_in_jobs_only():
     (:class:`WorkersStartDeafToCtrlC`) is lifted once the handler is in place, so a Ctrl-C pressed while
     the worker started is ignored like one between jobs. A job that runs in the main process
     (``dpbench`` without ``-m``, the basic launcher) is untouched. A Ctrl-C swallowed by a callback is
-    delivered again (:func:`_redeliver_swallowed_interrupt`)."""
+    dropped (:func:`_drop_swallowed_interrupt`)."""
     global _JOB_RUNNING  # noqa: PLW0603 — the flag the SIGINT handler reads: a module global
     import multiprocessing
 
@@ -115,7 +117,7 @@ def interrupts_in_jobs_only():
         yield
         return
     signal.signal(signal.SIGINT, _interrupt_if_a_job_runs)
-    sys.unraisablehook = _redeliver_swallowed_interrupt
+    sys.unraisablehook = _drop_swallowed_interrupt
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGINT)
     _JOB_RUNNING = True
     try:
