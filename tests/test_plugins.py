@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("plugins")]
 
@@ -31,6 +32,15 @@ class ToySGD(DPSGD):
     name: ClassVar[str] = "toy_sgd"
     label: ClassVar[str] = "Toy SGD"
     look: ClassVar[Look] = Look(LIGHT_GREY, "h")
+
+
+class BareSGD(DPSGD):
+    """DP-SGD with a grid of its own and no preset file."""
+
+    name: ClassVar[str] = "bare_sgd"
+    label: ClassVar[str] = "Bare SGD"
+    look: ClassVar[Look] = Look(LIGHT_GREY, "H")
+    tuning_grid: ClassVar[dict[str, list]] = {"learning_rate": [0.1, 0.3]}
 '''
 
 
@@ -62,6 +72,7 @@ TOY_CONF = {
 TOY_ENTRY_POINTS = """\
     [dpbench.methods]
     toy_sgd = toy_plugin.method:ToySGD
+    bare_sgd = toy_plugin.method:BareSGD
 
     [dpbench.conf]
     toy_plugin = toy_plugin
@@ -217,4 +228,18 @@ def test_help_lists_a_plugins_presets_and_methods_with_their_source(toy_site, tm
     assert result.returncode == 0, result.stderr
     preset = next(line for line in result.stdout.splitlines() if line.strip().startswith("toy_sgd "))
     assert preset.endswith("[from toy-plugin 0.1]")
-    assert "  toy_sgd                      toy-plugin 0.1 (entry point dpbench.methods:toy_sgd" in result.stdout
+    method = next(line for line in result.stdout.splitlines() if line.strip().startswith("bare_sgd "))
+    assert method.split(None, 1)[1] == "DP-SGD with a grid of its own and no preset file. [from toy-plugin 0.1]"
+
+
+def test_a_method_without_a_preset_file_composes_from_its_class(toy_site, tmp_path):
+    shown = dpbench(["--cfg", "job", "algorithm=bare_sgd", "algorithm.clip=2"], tmp_path, toy_site)
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    section = yaml.safe_load(shown.stdout)["algorithm"]
+    assert section["learning_rate"] == 0.05 and section["clip"] == 2
+    assert section["tuning_grid"] == {"learning_rate": [0.1, 0.3]}
+    result = dpbench(["algorithm=bare_sgd", "tuning=oracle", *SMALL], tmp_path, toy_site)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (results,) = tmp_path.glob("outputs/runs/*/results.parquet")
+    rows = pd.read_parquet(results)
+    assert set(rows["algorithm"]) == {"bare_sgd"} and set(rows["n_trials"]) == {2}  # the class's grid

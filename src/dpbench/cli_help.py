@@ -12,7 +12,8 @@ from pathlib import Path
 
 from dpbench import __version__
 from dpbench.conf_files import config_dir, group_choices, option_file
-from dpbench.plugins import METHODS_GROUP, plugin_conf_dirs, plugin_entry_points, source_of
+from dpbench.method_names import method_names
+from dpbench.plugins import plugin_conf_dirs
 
 GROUPS = ("dataset", "algorithm", "model", "privacy", "tuning")
 KEY_LINE = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z_][\w]*):(?P<value>[^#]*?)\s*(?:#\s?(?P<comment>.*))?$")
@@ -102,19 +103,19 @@ def help_text(width: int | None = None) -> str:
     lines += ["", "presets (dpbench -m experiment=NAME):"]
     for name in group_choices("experiment"):
         lines.append(_clip(f"  {name:28s} {_described('experiment', name, root, sources)}", width))
-    methods = plugin_entry_points(METHODS_GROUP)
-    if methods:
-        lines += ["", "methods from plugins (dpbench.methods entry points; algorithm.name=NAME):"]
-        lines += [_clip(f"  {ep.name:28s} {source_of(ep)}", width) for ep in methods]
     lines += ["", COMPANIONS]
     return "\n".join(lines)
 
 
 def _described(group: str, option: str, root: Path, sources: dict[Path, str]) -> str:
-    """An option's first comment, and where it comes from when not from the shipped ``conf/``."""
+    """An option's first comment, and where it comes from when not from the shipped ``conf/``; for a
+    method without a preset file, its class docstring's first line (and its plugin)."""
     path = option_file(group, option)
     if path is None:
-        return ""
+        method = method_names().get(option) if group == "algorithm" else None
+        if method is None:
+            return ""
+        return method.summary + (f" [from {method.source.distribution}]" if method.source else "")
     conf = path.parent.parent.resolve()
     origin = "" if conf == root.resolve() else sources.get(conf, f" [from {conf}]")
     return first_comment(path) + origin

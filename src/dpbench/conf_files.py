@@ -2,7 +2,8 @@
 
 The options of a config group are the YAML files of ``<dir>/<group>/`` in every config directory:
 the shipped ``conf/``, each plugin's (``dpbench.conf`` entry points, :mod:`dpbench.plugins`) and the
-ones the command line adds (``--config-dir DIR``, ``hydra.searchpath=[...]``), as Hydra's search path.
+ones the command line adds (``--config-dir DIR``, ``hydra.searchpath=[...]``), as Hydra's search path;
+the ``algorithm`` group has every installed method besides (:mod:`dpbench.method_names`).
 Standard library only, so that ``dpbench --help`` and a misspelt group option are answered
 before omegaconf or Hydra is imported (the start-up goals of docs/performance.md).
 """
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 from dpbench.errors import ConfigError
+from dpbench.method_names import method_names
 from dpbench.plugins import package_dir, plugin_conf_dirs
 
 #: The config directories the command line added (``--config-dir``, ``hydra.searchpath``), set by the cli.
@@ -92,8 +94,10 @@ def config_dirs() -> list[Path]:
 
 
 def group_choices(group: str) -> list[str]:
-    """The option names of a config group: the YAML files of ``<dir>/<group>/`` in every config directory."""
-    return sorted({p.stem for root in config_dirs() for p in (root / group).glob("*.yaml")})
+    """The option names of a config group: the YAML files of ``<dir>/<group>/`` in every config directory,
+    and for ``algorithm`` every installed method too (its class is its preset, :mod:`dpbench.class_presets`)."""
+    files = {p.stem for root in config_dirs() for p in (root / group).glob("*.yaml")}
+    return sorted(files | set(method_names()) if group == "algorithm" else files)
 
 
 def option_file(group: str, name: str) -> Path | None:

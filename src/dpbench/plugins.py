@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass
+from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
@@ -74,9 +75,11 @@ def package_dir(module_name: str) -> Path | None:
     return Path(spec.origin).parent if spec.origin else None
 
 
-def plugin_conf_dirs() -> list[tuple[Path, PluginSource]]:
+@cache
+def plugin_conf_dirs() -> tuple[tuple[Path, PluginSource], ...]:
     """The ``conf/`` directory of every ``dpbench.conf`` entry point, with its source. A package named
-    there without a ``conf/`` directory is refused in one line naming the plugin."""
+    there without a ``conf/`` directory is refused in one line naming the plugin. Read once per process:
+    the installed distributions do not change while a command runs, and every group lookup asks."""
     dirs = []
     for entry_point in plugin_entry_points(CONF_GROUP):
         found = package_dir(entry_point.value)
@@ -87,4 +90,4 @@ def plugin_conf_dirs() -> list[tuple[Path, PluginSource]]:
                 f"({entry_point.value!r} {'has none' if found is not None else 'is not importable'})"
             )
         dirs.append((conf.resolve(), source_of(entry_point)))
-    return dirs
+    return tuple(dirs)

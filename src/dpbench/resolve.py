@@ -110,6 +110,7 @@ def _with_groups(cfg: DictConfig, settings: dict[str, Any]) -> tuple[RunConfig, 
         ALGORITHMS,
         algorithm_class,
         check_compatible,
+        class_defaults,
         make_algorithm,
     )
     from dpbench.data import DATASET_NAMES
@@ -129,13 +130,21 @@ def _with_groups(cfg: DictConfig, settings: dict[str, Any]) -> tuple[RunConfig, 
     except _ModelMismatch as exc:
         raise ConfigError(f"{exc}; or keep algorithm={algorithm_name} with {_models_phrase(algorithm_name)}") from None
 
+    method = algorithm_class(algorithm_name)
+    if "tuning_grid" not in algorithm:  # the preset leaves the grid to the class
+        settings = {**settings, "tuning": dataclasses.replace(settings["tuning"], grid=_class_grid(method))}
     run = RunConfig(
         dataset=dataset_name,
         dataset_options=dataset_options,
         algorithm=algorithm_name,
-        algorithm_params={k: v for k, v in algorithm.items() if k not in ("name", "tuning_grid")},
+        # every hyper-parameter, the preset's values over the class defaults: a preset that lists only what
+        # differs from the class runs (and hashes as) the same job as one that lists every default
+        algorithm_params={
+            **class_defaults(method),
+            **{k: v for k, v in algorithm.items() if k not in ("name", "tuning_grid")},
+        },
         model=model_config,
-        kind=algorithm_class(algorithm_name).problem_kind,
+        kind=method.problem_kind,
         scales_features=scales_features(dataset_name, dataset_options),
         bo=_bo_config(cfg) if model.get("loss") == BO_LOSS else None,
         **settings,
@@ -150,7 +159,6 @@ def _with_groups(cfg: DictConfig, settings: dict[str, Any]) -> tuple[RunConfig, 
         check_compatible(run.algorithm, run.model.loss)
     except ConfigError as exc:  # name the models that work
         raise ConfigError(f"{exc}; use {_models_phrase(run.algorithm)} instead of model={model_name}") from None
-    method = ALGORITHMS[run.algorithm]
     if run.privacy.sampler == "secure" and method.private and not method.secure_sampler:
         raise ConfigError(
             f"privacy.sampler=secure is not available for algorithm {run.algorithm}: some of its noise is drawn "
@@ -263,6 +271,11 @@ def _check_relation(run: RunConfig, algorithm) -> None:
             f"algorithm {run.algorithm} does not support privacy.neighbouring={run.privacy.neighbouring}: "
             f"{algorithm.relation_reason}; use {choices}"
         )
+
+
+def _class_grid(method) -> dict[str, list[Any]]:
+    """The tuning grid a method's class declares, as the ``algorithm.tuning_grid`` of a preset would give it."""
+    return {key: list(values) for key, values in method.tuning_grid.items()}
 
 
 def _tuning_config(cfg: DictConfig, algorithm: dict[str, Any]) -> TuningConfig:

@@ -231,6 +231,8 @@ class Algorithm:
     reads_training_size : True when the method reads the training-set size n̄ (every GLM method);
         under add/remove the engine then releases a noisy ñ first and pays for it
         (:mod:`dpbench.privacy.counts`)
+    tuning_grid : hyper-parameter → the values ``tuning=private`` and ``tuning=oracle`` search over ({}:
+        nothing to tune); a preset may set ``algorithm.tuning_grid`` in its stead
     """
 
     name: ClassVar[str]
@@ -253,6 +255,7 @@ class Algorithm:
     reads_training_size: ClassVar[bool] = True
     conditional_on: ClassVar[str] = ""
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {}
+    tuning_grid: ClassVar[dict[str, list]] = {}
 
     def _require_positive(self, *keys: str, allow_none: bool = False) -> None:
         """Raise a ValueError naming the first hyper-parameter in ``keys`` that is not finite and > 0

@@ -179,6 +179,7 @@ class _ChenLeeBase(Algorithm):
 
     paper: ClassVar[str] = "chen_lee"
     accountant: ClassVar[str] = "rdp"
+    tuning_grid: ClassVar[dict[str, list]] = {"expected_iterations": [20, 50, 100], "clip_grad": [1.0, 3.0]}  # ours
     adaptive_stopping: ClassVar[bool] = True  # Alg. 2 lines 21–22: spend until no step can be paid for
 
     def __post_init__(self) -> None:

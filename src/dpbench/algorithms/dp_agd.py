@@ -83,6 +83,7 @@ class DPAGD(Algorithm):
     fidelity: str = "correct"
 
     name: ClassVar[str] = "dp_agd"
+    tuning_grid: ClassVar[dict[str, list]] = {"splits": [30, 60], "clip_grad": [1.0, 3.0]}  # ours
     label: ClassVar[str] = "DP-AGD"
     look: ClassVar[Look] = Look(BLUE, "^")
     audit: ClassVar[AuditCoverage] = AuditCoverage(("report_noisy_max_dp_agd", "gaussian"))

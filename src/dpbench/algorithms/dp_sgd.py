@@ -97,6 +97,7 @@ class DPSGD(Algorithm):
     fidelity: str = "correct"
 
     name: ClassVar[str] = "dp_sgd"
+    tuning_grid: ClassVar[dict[str, list]] = {"epochs": [1.0, 3.0], "learning_rate": [0.05, 0.2, 1.0]}  # ours
     label: ClassVar[str] = "DP-SGD"
     look: ClassVar[Look] = Look(GREEN, "v")
     audit: ClassVar[AuditCoverage] = AuditCoverage(("dp_sgd_step",))

@@ -129,6 +129,7 @@ class _KuruMethod(Algorithm):
     fidelity: str = "correct"
 
     paper: ClassVar[str] = "kuru_acc"
+    tuning_grid: ClassVar[dict[str, list]] = {"iterations": [50, 100, 200], "step_scale": [0.1, 1.0]}  # ours
     audit: ClassVar[AuditCoverage] = AuditCoverage(("dp_nag_step",))  # every kuru method's gradients: one noisy step
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"paper": PAPER, "authors_code": AUTHORS_CODE}
     accountant: ClassVar[str] = "pure"

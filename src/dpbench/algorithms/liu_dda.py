@@ -319,6 +319,7 @@ class DPDDA(_DDAMethod):
     n_edges: int = 1
 
     name: ClassVar[str] = "dp_dda"
+    tuning_grid: ClassVar[dict[str, list]] = {"epochs": [1, 3, 10]}  # ours
     label: ClassVar[str] = "DP-DDA"
     look: ClassVar[Look] = Look(LIGHT_GREEN, "h")
 

@@ -210,6 +210,7 @@ class OutPertGD(Algorithm):
     fidelity: str = "correct"
 
     name: ClassVar[str] = "outpert_gd"
+    tuning_grid: ClassVar[dict[str, list]] = {"iterations": [10, 50, 200]}  # ours
     label: ClassVar[str] = "OutPert-GD"
     look: ClassVar[Look] = Look(BROWN, "P")
     audit: ClassVar[AuditCoverage] = AuditCoverage(("output_perturbation_gd",))
@@ -402,6 +403,7 @@ class OutPertRSGD(Algorithm):
     row_bound: float = 1.0
 
     name: ClassVar[str] = "outpert_rsgd"
+    tuning_grid: ClassVar[dict[str, list]] = {"epochs": [3, 10], "batch_size": [250, 1000]}  # ours
     label: ClassVar[str] = "OutPert-RSGD"
     look: ClassVar[Look] = Look(LIGHT_BROWN, "X")
     audit: ClassVar[AuditCoverage] = AuditCoverage(("outpert_rsgd",))

@@ -286,6 +286,7 @@ class PrivGene(Algorithm):
     fidelity: str = "correct"
 
     name: ClassVar[str] = "privgene"
+    tuning_grid: ClassVar[dict[str, list]] = {"rounds_divisor": [400, 800, 1600], "mutation_scale": [0.25, 0.5]}  # ours
     label: ClassVar[str] = "PrivGene"
     look: ClassVar[Look] = Look(CYAN, "*")
     audit: ClassVar[AuditCoverage] = PRIVGENE_AUDIT

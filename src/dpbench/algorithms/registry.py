@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import pkgutil
 from collections.abc import Mapping
 from typing import Any
 
 from dpbench.algorithms.base import Algorithm
 from dpbench.errors import ConfigError
+from dpbench.method_names import METHOD_SOURCES, source_modules
 from dpbench.plugins import METHODS_GROUP, PluginSource, load_entry_point, plugin_entry_points, source_of
-
-METHOD_SOURCES = ("dpbench.algorithms", "dpbench.pwa.algorithms", "dpbench.bo.algorithms")
-"""Where the built-in methods live: a module, or a package every module of which is read."""
 
 
 def _methods_in(module) -> list[type[Algorithm]]:
@@ -36,11 +33,7 @@ def _built_in_methods() -> dict[str, type[Algorithm]]:
     :data:`METHOD_SOURCES`, and nothing else names it."""
     methods: dict[str, type[Algorithm]] = {}
     for source in METHOD_SOURCES:
-        module = importlib.import_module(source)
-        modules = [module]
-        if hasattr(module, "__path__"):  # a package: each of its modules
-            names = sorted(info.name for info in pkgutil.iter_modules(module.__path__) if not info.ispkg)
-            modules = [importlib.import_module(f"{source}.{name}") for name in names if name != "registry"]
+        modules = [importlib.import_module(module) for module in source_modules(source)]
         for cls in (cls for module in modules for cls in _methods_in(module)):
             if cls.name in methods:
                 raise TypeError(f"two methods are named {cls.name!r}: {methods[cls.name]} and {cls}")
@@ -90,6 +83,23 @@ def algorithm_class(name: str) -> type[Algorithm]:
         return ALGORITHMS[name]
     except KeyError:
         raise ConfigError(f"unknown algorithm {name!r}; valid choices: {', '.join(sorted(ALGORITHMS))}") from None
+
+
+def class_defaults(cls: type[Algorithm]) -> dict[str, Any]:
+    """Each hyper-parameter of ``cls`` with a default, at that default (in the order of its fields)."""
+    defaults = {}
+    for field in dataclasses.fields(cls):
+        if field.default is not dataclasses.MISSING:
+            defaults[field.name] = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            defaults[field.name] = field.default_factory()
+    return defaults
+
+
+def class_preset(cls: type[Algorithm]) -> dict[str, Any]:
+    """The ``algorithm`` section that ``algorithm=<name>`` composes for a method without a preset file:
+    its name, every hyper-parameter at the class default and the class's tuning grid."""
+    return {"name": cls.name, **class_defaults(cls), "tuning_grid": {k: list(v) for k, v in cls.tuning_grid.items()}}
 
 
 def make_algorithm(name: str, params: Mapping[str, Any]) -> Algorithm:
