@@ -25,6 +25,7 @@ import pytest
 from dpbench.algorithms.registry import ALGORITHMS, make_algorithm
 from dpbench.engine import run_job
 from dpbench.errors import ConfigError
+from dpbench.jobs import KINDS
 from dpbench.jobs.ledgers import count_budget
 from dpbench.jobs.plan import make_plan
 from dpbench.privacy import events as events_module
@@ -58,21 +59,8 @@ from dpbench.schema import column_classes
 RTOL = 1e-9
 EPS, DELTA = 0.8, 1e-7
 
-GLM = ("dataset=synthetic_logreg", "dataset.n=400", "dataset.d=5")
+GLM, PWA, BO = (KINDS[kind].tiny for kind in ("glm", "pwa", "bo"))  # each kind's tiny job
 HINGE = ("dataset=synthetic_svm", "dataset.n=400", "dataset.n_test=100", "dataset.d=5", "model=liu_l2_svm")
-PWA = ("dataset=synthetic_pwa", "model=pwa", "dataset.m=8", "dataset.d=3", "reps=3")
-BO = (
-    "model=bo",
-    "bo.target=logreg",
-    "dataset=synthetic_logreg",
-    "dataset.n=1500",
-    "dataset.d=5",
-    "bo.n_candidates=12",
-    "bo.train_size=300",
-    "bo.test_size=300",
-    "bo.pool_size=800",
-    "bo.validation_size=200",
-)
 COMMON = ("progress=false", "reps=2", f"privacy.eps={EPS}", f"privacy.delta={DELTA}", "privacy.neighbouring=native")
 
 # Settings that switch a method to another accountant or conversion than its default, so that every

@@ -50,3 +50,8 @@ def test_the_example_plugin_installs_runs_its_sweep_and_verifies(tmp_path):
     assert verified.returncode == 0 and "all checks passed" in verified.stdout, verified.stdout[-3000:]
     status = run([str(bin_dir / "dpbench-status"), str(sweep), "--json"], tmp_path, site)
     assert {job["status"] for job in json.loads(status.stdout)["jobs"]} == {"finished"}
+
+    checked = run([str(bin_dir / "dpbench"), "check-method", "noisy_gd"], tmp_path, site)
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
+    assert checked.stdout.strip().splitlines()[-1] == "dpbench check-method: noisy_gd passed 8 checks"
+    assert "ok    planted control: the fit plus an unpaid exact sum is caught" in checked.stdout

@@ -68,7 +68,7 @@ def test_a_bad_hyper_parameter_is_answered_without_scikit_learn(tmp_path):
     loaded, result = run_and_list_loaded(
         code, tmp_path, ("sklearn", "pandas", "pyarrow", "matplotlib", "dpbench.engine")
     )
-    assert result.returncode == 2 and "clip must be finite and > 0, got -1" in result.stderr, result.stderr
+    assert result.returncode == 2 and "clip must be a finite number > 0, got -1" in result.stderr, result.stderr
     assert loaded == []
 
 

@@ -323,7 +323,12 @@ def main() -> None:
     """Entry point of the ``dpbench`` console script. Hydra is asked to re-raise what a job raises
     (``HYDRA_FULL_ERROR``) so that :func:`report_and_exit` can say it in one line; a user who sets
     ``HYDRA_FULL_ERROR=1`` themselves gets Hydra's full traceback as usual. ``--help`` is answered
-    from ``conf/`` without importing Hydra (:mod:`dpbench.cli_help`)."""
+    from ``conf/`` without importing Hydra (:mod:`dpbench.cli_help`); ``dpbench check-method NAME`` runs a
+    method's self-test (:mod:`dpbench.check_method`)."""
+    if sys.argv[1:2] == ["check-method"]:
+        from dpbench.check_method import main as check_method
+
+        sys.exit(check_method(sys.argv[2:]))
     if any(arg in ("--help", "-h") for arg in sys.argv[1:]):
         from dpbench.cli_help import help_text
 

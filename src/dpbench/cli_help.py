@@ -27,6 +27,7 @@ usage:
   dpbench -m KEY=A,B [KEY=C,D ...]     a sweep (multirun): one job per combination, into outputs/sweeps/<experiment_name>
   dpbench -m experiment=PRESET         a paper figure's or the leaderboard's sweep (presets below)
   dpbench --cfg job [KEY=VALUE ...]    print the composed configuration and stop
+  dpbench check-method NAME            a method's self-test: constraints, tiny jobs, ledger, determinism, audit
   dpbench --hydra-help                 Hydra's own options (launchers: hydra/launcher=joblib runs jobs in parallel)
 
 A finished job is skipped on rerun (force=true reruns it); an interrupted one resumes.

@@ -29,7 +29,7 @@ from dpbench import __version__
 from dpbench.code_meaning import meaning_digest
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-READERS_ONLY = ("plot", "report", "verify", "audit", "status.py", "cli_help.py")
+READERS_ONLY = ("plot", "report", "verify", "audit", "status.py", "cli_help.py", "check_method.py")
 """Subpackages and modules of dpbench that read results or explain the tool and never compute a
 result: editing them leaves finished results current."""
 DIGEST_CHARS = 12

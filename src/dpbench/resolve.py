@@ -406,7 +406,7 @@ def _default_option(algorithm: str, group: str) -> str | None:
     return _algorithm_selects(algorithm).get(group) or _primary_defaults().get(group)
 
 
-def _models_for(algorithm: str) -> list[str]:
+def models_for(algorithm: str) -> list[str]:
     """The options of conf/model/ that ``algorithm`` accepts, the one it selects first."""
     from dpbench.algorithms.registry import algorithm_class
 
@@ -429,7 +429,7 @@ def _models_for(algorithm: str) -> list[str]:
 
 def _models_phrase(algorithm: str) -> str:
     """``model=liu_l2_svm (its default) or chen_lee_svm, liu_l1_svm, svm``: what ``algorithm`` takes."""
-    models = _models_for(algorithm)
+    models = models_for(algorithm)
     if not models:
         return "a model it supports"
     first, rest = models[0], models[1:]

@@ -250,7 +250,7 @@ def test_large_budget_gets_close_to_the_optimum(cls):
 
 
 def test_bad_hyper_parameters_are_named():
-    with pytest.raises(ValueError, match=re.escape("beta must be in (0, 1), got 1.5")):
+    with pytest.raises(ValueError, match=re.escape("beta must be a finite number in (0, 1), got 1.5")):
         DPBLSGD(beta=1.5)
     with pytest.raises(ValueError, match="budget_strategy must be one of adap, must, no"):
         DPBLSGD(budget_strategy="sometimes")

@@ -105,9 +105,9 @@ def test_poisson_subsample_has_the_bernoulli_law(chunk):
 def test_bad_hyper_parameters_are_named():
     with pytest.raises(ValueError, match="noise must be one of calibrated, fixed, got 'adaptive'"):
         DPSGD(noise="adaptive")
-    with pytest.raises(ValueError, match="epochs must be finite and > 0, got 0"):
+    with pytest.raises(ValueError, match="epochs must be a finite number > 0, got 0"):
         DPSGD(epochs=0)
-    with pytest.raises(ValueError, match="noise_multiplier must be finite and > 0, got 0"):
+    with pytest.raises(ValueError, match="noise_multiplier must be a finite number > 0, got 0"):
         DPSGD(noise_multiplier=0)
     with pytest.raises(ValueError, match="clip"):
         DPSGD(clip=float("nan"))

@@ -144,9 +144,9 @@ def test_lipschitz_must_be_public():
         ({"n_nodes": 1}, "n_nodes must be an integer ≥ 2"),
         ({"n_edges": 191}, "exceeds the 190 edges"),
         ({"noise": "laplace"}, "noise must be one of rdp, theorem1"),
-        ({"epochs": 0}, "epochs must be finite and > 0"),
-        ({"lipschitz": -1.0}, "lipschitz must be finite and > 0"),
-        ({"delta0": 2.0}, r"delta0 must be in \(0, 1\]"),
+        ({"epochs": 0}, "epochs must be a finite number > 0"),
+        ({"lipschitz": -1.0}, "lipschitz must be a finite number > 0 or null"),
+        ({"delta0": 2.0}, r"delta0 must be a finite number in \(0, 1\]"),
         ({"schedule": "l3"}, "schedule must be one of auto, l2, l1"),
     ],
 )

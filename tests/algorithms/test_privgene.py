@@ -273,14 +273,14 @@ def test_features_beyond_the_public_bound_are_clipped_never_checked():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"mutation_scale": 0.0}, "mutation_scale must be finite and > 0"),
-        ({"mutation_decay": 1.5}, "mutation_decay must be in"),
+        ({"mutation_scale": 0.0}, "mutation_scale must be a finite number > 0"),
+        ({"mutation_decay": 1.5}, r"mutation_decay must be a finite number in \(0, 1\]"),
         ({"n_parents": 0}, "n_parents must be an integer"),
         ({"rounds": 0}, "rounds must be an integer"),
         ({"clip_obj": None, "feature_bound": None}, "cannot both be null"),
         ({"crossover": "two_point"}, "crossover must be one of"),
         ({"n_parents": 5, "population_size": 3}, "population_size"),
-        ({"clip_obj": -1.0}, "clip_obj must be finite"),
+        ({"clip_obj": -1.0}, "clip_obj must be a finite number > 0 or null"),
     ],
 )
 def test_bad_hyper_parameters_are_named(kwargs, message):

@@ -214,10 +214,10 @@ SMALL = (
         ),
         (("model=bo", "algorithm=kusner_alg1", "+bo.folds=3"), r"bo.folds is not a bo setting"),
         (("model=bo", "algorithm=kusner_alg1", "bo.validation_size=20000"), r"bo.pool_size \(20000\) must exceed"),
-        (("model=bo", "algorithm=kusner_alg1", "algorithm.k1=1.0"), r"k1 must be in \[0, 1\), got 1.0"),
+        (("model=bo", "algorithm=kusner_alg1", "algorithm.k1=1.0"), r"k1 must be a finite number in \[0, 1\), got 1.0"),
         (
             ("model=bo", "algorithm=kusner_alg1", "algorithm.gamma_t=-1"),
-            r"gamma_t must be greedy_bound or a number > 0",
+            r"gamma_t must be one of greedy_bound or a finite number > 0",
         ),
         (("model=bo", "algorithm=kusner_alg3", "bo.target=logreg", "algorithm.gain=accuracy"), r"gain must be ramp"),
         (("model=bo", "algorithm=kusner_mtgp_likelihood", "algorithm.k1_values=[0.5,1.0]"), r"k1_values must be"),

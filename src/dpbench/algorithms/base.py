@@ -8,12 +8,15 @@ a problem, a privacy :class:`~dpbench.privacy.ledger.Ledger`, a numpy Generator 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+
+from dpbench.constraints import Constraint, Options, check_parameters
 
 
 @dataclass
@@ -218,9 +221,9 @@ class Algorithm:
     paper_relation : the relation its paper proves, used under ``privacy.neighbouring=native``
     relation_reason : why a relation missing from ``relations`` cannot be met (the config error says it)
     fidelity_modes : the non-``correct`` fidelities the method has (:data:`FIDELITIES`, a
-        :class:`FidelityMode` each); a method with any has a ``fidelity`` hyper-parameter, checked by
-        :meth:`_check_fidelity`. A mode that breaks the guarantee labels every row it writes
-        (``guarantee_valid = False``, ``guarantee_note``), and no ranking ranks it
+        :class:`FidelityMode` each); a method with any has a ``fidelity`` hyper-parameter, whose options
+        (``correct`` and the modes) :meth:`constraints` adds. A mode that breaks the guarantee labels
+        every row it writes (``guarantee_valid = False``, ``guarantee_note``), and no ranking ranks it
     privacy_unit : what one neighbouring step changes: ``record`` (a training row), ``node_sample``
         (liu_dda: one sample of one node's local data; the nodes and their q are public),
         ``validation_row`` (kusner_bo: a row of the sensitive validation set V; the training set, Λ
@@ -233,6 +236,11 @@ class Algorithm:
         (:mod:`dpbench.privacy.counts`)
     tuning_grid : hyper-parameter → the values ``tuning=private`` and ``tuning=oracle`` search over ({}:
         nothing to tune); a preset may set ``algorithm.tuning_grid`` in its stead
+    parameter_constraints : hyper-parameter → what its value may be (:mod:`dpbench.constraints`, as
+        scikit-learn's ``_parameter_constraints``); every hyper-parameter has an entry
+        (tests/algorithms/test_parameter_constraints.py), ``fidelity``'s comes from ``fidelity_modes``.
+        Construction refuses the first value outside them in one sentence; a check that relates two
+        values stays in the subclass's ``__post_init__``, after ``super().__post_init__()``
     """
 
     name: ClassVar[str]
@@ -256,46 +264,21 @@ class Algorithm:
     conditional_on: ClassVar[str] = ""
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {}
     tuning_grid: ClassVar[dict[str, list]] = {}
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {}
 
-    def _require_positive(self, *keys: str, allow_none: bool = False) -> None:
-        """Raise a ValueError naming the first hyper-parameter in ``keys`` that is not finite and > 0
-        (None passes when ``allow_none``)."""
-        for key in keys:
-            value = getattr(self, key)
-            if value is None and allow_none:
-                continue
-            if value is None or isinstance(value, bool) or not (math.isfinite(value) and value > 0):
-                suffix = " or null" if allow_none else ""
-                raise ValueError(f"{self.name}: {key} must be finite and > 0{suffix}, got {value}")
+    @classmethod
+    def constraints(cls) -> dict[str, list[Constraint | None]]:
+        """Every constrained hyper-parameter: the class's own, and ``fidelity``'s options."""
+        found = dict(cls.parameter_constraints)
+        if "fidelity" in {f.name for f in dataclasses.fields(cls)}:
+            found.setdefault("fidelity", [Options("correct", *cls.fidelity_modes)])
+        return found
 
-    def _require_count(self, *keys: str, allow_none: bool = False) -> None:
-        """Raise a ValueError naming the first hyper-parameter in ``keys`` that is not an integer ≥ 1
-        (None passes when ``allow_none``)."""
-        for key in keys:
-            value = getattr(self, key)
-            if value is None and allow_none:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                suffix = " or null" if allow_none else ""
-                raise ValueError(f"{self.name}: {key} must be an integer ≥ 1{suffix}, got {value!r}")
-
-    def _require_choice(self, key: str, allowed: tuple[str, ...]) -> None:
-        """Raise a ValueError naming hyper-parameter ``key`` unless its value is one of ``allowed``."""
-        value = getattr(self, key)
-        if value not in allowed:
-            raise ValueError(f"{self.name}: {key} must be one of {', '.join(allowed)}, got {value!r}")
-
-    def _require_bool(self, *keys: str) -> None:
-        """Raise a ValueError naming the first hyper-parameter in ``keys`` that is not true or false."""
-        for key in keys:
-            if not isinstance(getattr(self, key), bool):
-                raise ValueError(  # noqa: TRY004 — a hyper-parameter's bad value, a ValueError like every check here
-                    f"{self.name}: {key} must be true or false, got {getattr(self, key)!r}"
-                )
-
-    def _check_fidelity(self) -> None:
-        """Raise a ValueError unless ``fidelity`` is ``correct`` or one of this method's modes."""
-        self._require_choice("fidelity", ("correct", *self.fidelity_modes))
+    def __post_init__(self) -> None:
+        """Refuse the first hyper-parameter its constraints do not allow, in one sentence naming it."""
+        check_parameters(
+            self.name, self.constraints(), {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        )
 
     @property
     def fidelity_mode(self) -> FidelityMode | None:

@@ -15,6 +15,7 @@ import numpy as np
 
 from dpbench.algorithms.base import Algorithm, FitResult, Look, Tracer
 from dpbench.algorithms.palette import BLACK, GREY
+from dpbench.constraints import COUNT, POSITIVE, Constraint
 
 LIBLINEAR_MAX_DENSE_ENTRIES = 1 << 24  # liblinear's own copy of 16M dense entries: 256 MB
 HINGE_GAP_TOL = 1e-7  # certified F(w) − F* of the smoothed hinge solver (F(0) = 1 for the hinge)
@@ -48,9 +49,7 @@ class NonPrivate(Algorithm):
     private: ClassVar[bool] = False
     supports_l1: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        if not (self.tol > 0 and self.max_iter >= 1):
-            raise ValueError(f"nonprivate needs tol > 0 and max_iter ≥ 1, got tol={self.tol}, max_iter={self.max_iter}")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {"tol": [POSITIVE], "max_iter": [COUNT]}
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         info: dict = {}

@@ -34,6 +34,16 @@ import numpy as np
 from dpbench.algorithms.base import Algorithm, AuditCoverage, FitResult, Look, Tracer
 from dpbench.algorithms.palette import LIGHT_RED, ORANGE, RED
 from dpbench.algorithms.sampling import poisson_subsample
+from dpbench.constraints import (
+    COUNT,
+    NON_NEGATIVE,
+    POSITIVE,
+    PROBABILITY_OPEN,
+    Boolean,
+    Constraint,
+    Options,
+    Real,
+)
 from dpbench.privacy.events import ComposedEvent, GaussianEvent, PoissonSampledEvent
 from dpbench.privacy.mechanisms import above_threshold, gaussian_mechanism
 from dpbench.privacy.sparse_vector import svt_noise
@@ -182,22 +192,22 @@ class _ChenLeeBase(Algorithm):
     tuning_grid: ClassVar[dict[str, list]] = {"expected_iterations": [20, 50, 100], "clip_grad": [1.0, 3.0]}  # ours
     adaptive_stopping: ClassVar[bool] = True  # Alg. 2 lines 21–22: spend until no step can be paid for
 
-    def __post_init__(self) -> None:
-        self._require_positive("expected_iterations", "clip_grad", "clip_obj", "alpha", "eta0", "varsigma")
-        if not 0.0 < self.beta < 1.0:
-            raise ValueError(f"{self.name}: beta must be in (0, 1), got {self.beta}")
-        if self.max_it < 1 or self.tau < 1:
-            raise ValueError(f"{self.name}: max_it and tau must be ≥ 1, got {self.max_it} and {self.tau}")
-        if self.noise not in NOISE_KINDS:
-            raise ValueError(f"{self.name}: noise must be one of {', '.join(NOISE_KINDS)}, got {self.noise!r}")
-        if self.on_failure not in ("zero", "smallest"):
-            raise ValueError(f"{self.name}: on_failure must be zero or smallest, got {self.on_failure!r}")
-        if self.amplification not in ("lemma4", "exact"):
-            raise ValueError(f"{self.name}: amplification must be lemma4 or exact, got {self.amplification!r}")
-        if not (math.isfinite(self.init_scale) and self.init_scale >= 0):
-            raise ValueError(f"{self.name}: init_scale must be finite and ≥ 0, got {self.init_scale}")
-        if self.max_iterations is not None and self.max_iterations < 1:
-            raise ValueError(f"{self.name}: max_iterations must be ≥ 1 or null, got {self.max_iterations}")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        "expected_iterations": [POSITIVE],
+        "clip_grad": [POSITIVE],
+        "clip_obj": [POSITIVE],
+        "alpha": [POSITIVE],
+        "beta": [PROBABILITY_OPEN],
+        "max_it": [COUNT],
+        "eta0": [POSITIVE],
+        "tau": [COUNT],
+        "varsigma": [POSITIVE],
+        "noise": [Options(*NOISE_KINDS)],
+        "on_failure": [Options("zero", "smallest")],
+        "init_scale": [NON_NEGATIVE],
+        "amplification": [Options("lemma4", "exact")],
+        "max_iterations": [COUNT, None],
+    }
 
     def accountant_options(self) -> dict[str, Any]:
         return {"gaussian_amplification": self.amplification}
@@ -267,19 +277,17 @@ class DPBLSGD(_ChenLeeBase):
     look: ClassVar[Look] = Look(RED, "o")
     audit: ClassVar[AuditCoverage] = POISSON_LINE_SEARCH_AUDIT
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not 0.0 < self.sampling_rate <= 1.0:
-            raise ValueError(f"{self.name}: sampling_rate must be in (0, 1], got {self.sampling_rate}")
-        if not (self.xi > 0 and 0 < self.psi < 1 and self.phi_max > 1 and 0 < self.phi_min < 1 and 0 <= self.zeta < 1):
-            raise ValueError(
-                f"{self.name}: need xi > 0, 0 < psi < 1, phi_max > 1, 0 < phi_min < 1, 0 ≤ zeta < 1; got "
-                f"xi={self.xi}, psi={self.psi}, phi_max={self.phi_max}, phi_min={self.phi_min}, zeta={self.zeta}"
-            )
-        if self.budget_strategy not in BUDGET_STRATEGIES:
-            raise ValueError(
-                f"{self.name}: budget_strategy must be one of {', '.join(BUDGET_STRATEGIES)}, got {self.budget_strategy!r}"
-            )
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        **_ChenLeeBase.parameter_constraints,
+        "sampling_rate": [Real(0, 1, closed="right")],
+        "xi": [POSITIVE],
+        "psi": [PROBABILITY_OPEN],
+        "phi_max": [Real(1, closed="neither")],
+        "phi_min": [PROBABILITY_OPEN],
+        "budget_strategy": [Options(*BUDGET_STRATEGIES)],
+        "adaptive_clipping": [Boolean()],
+        "zeta": [Real(0, 1, closed="left")],
+    }
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         n, q = problem.n, self.sampling_rate
@@ -405,9 +413,10 @@ class DPBLGD(_ChenLeeBase):
     look: ClassVar[Look] = Look(ORANGE, "s")
     audit: ClassVar[AuditCoverage] = AuditCoverage(LINE_SEARCH_TARGETS)
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self._require_positive("gamma")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        **_ChenLeeBase.parameter_constraints,
+        "gamma": [POSITIVE],
+    }
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         n = problem.n_public  # the full-batch normaliser L = n̄ (public)

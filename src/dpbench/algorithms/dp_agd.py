@@ -38,6 +38,7 @@ import numpy as np
 
 from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
 from dpbench.algorithms.palette import BLUE
+from dpbench.constraints import COUNT, POSITIVE, Constraint
 from dpbench.privacy.events import GaussianEvent, PureDPEvent
 from dpbench.privacy.mechanisms import gaussian_mechanism, report_noisy_max
 from dpbench.privacy.published import noisy_min_exponential_subtracted
@@ -92,14 +93,17 @@ class DPAGD(Algorithm):
     adaptive_stopping: ClassVar[bool] = True  # ρ per step chosen from noisy outputs: a zCDP budget filter
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"authors_code": AUTHORS_CODE}
 
-    def __post_init__(self) -> None:
-        self._check_fidelity()
-        self._require_positive("clip_grad", "clip_obj", "gamma", "max_step", "step_growth")
-        for key in ("splits", "n_candidates", "step_update_every"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"dp_agd: {key} must be ≥ 1, got {getattr(self, key)}")
-        if self.max_iterations is not None and self.max_iterations < 1:
-            raise ValueError(f"dp_agd: max_iterations must be ≥ 1 or null, got {self.max_iterations}")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        "clip_grad": [POSITIVE],
+        "clip_obj": [POSITIVE],
+        "gamma": [POSITIVE],
+        "splits": [COUNT],
+        "n_candidates": [COUNT],
+        "max_step": [POSITIVE],
+        "step_update_every": [COUNT],
+        "step_growth": [POSITIVE],
+        "max_iterations": [COUNT, None],
+    }
 
     def initial_budgets(self, epsilon: float, delta: float) -> tuple[float, float]:
         """(ρ_ng, ρ_nmax) of the public code: ε_nmax = ε/(2·splits), ρ_nmax = ε_nmax²/2, and ρ_ng of

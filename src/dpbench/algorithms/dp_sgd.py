@@ -42,6 +42,7 @@ import numpy as np
 from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
 from dpbench.algorithms.palette import GREEN
 from dpbench.algorithms.sampling import poisson_subsample
+from dpbench.constraints import COUNT, POSITIVE, Constraint, Options
 from dpbench.privacy.calibrate import calibrate_noise
 from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
 from dpbench.privacy.mechanisms import GaussianRelease
@@ -105,19 +106,23 @@ class DPSGD(Algorithm):
     accountant: ClassVar[str] = "rdp"
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"authors_code": AUTHORS_CODE}
 
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        "noise": [Options("calibrated", "fixed")],
+        "epochs": [POSITIVE],
+        "noise_multiplier": [POSITIVE],
+        "learning_rate": [POSITIVE],
+        "clip": [POSITIVE],
+        "batch_size": [COUNT, None],
+        "max_iterations": [COUNT, None],
+    }
+
     def __post_init__(self) -> None:
-        self._check_fidelity()
-        self._require_choice("noise", ("calibrated", "fixed"))
+        super().__post_init__()
         if self.fidelity == "authors_code" and self.noise != "fixed":
             raise ValueError(
                 f"dp_sgd: fidelity=authors_code runs the public code's fixed sigma, so noise must be fixed, got "
                 f"{self.noise!r} (use algorithm=dp_sgd_sigma4)"
             )
-        self._require_positive("epochs", "noise_multiplier", "learning_rate", "clip")
-        if self.batch_size is not None and self.batch_size < 1:
-            raise ValueError(f"dp_sgd: batch_size must be ≥ 1 or null, got {self.batch_size}")
-        if self.max_iterations is not None and self.max_iterations < 1:
-            raise ValueError(f"dp_sgd: max_iterations must be ≥ 1 or null, got {self.max_iterations}")
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         if self.fidelity == "authors_code":

@@ -55,6 +55,7 @@ import numpy as np
 from dpbench.algorithms import kuru_schedules as schedules
 from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
 from dpbench.algorithms.palette import LIGHT_BLUE, LIGHT_OLIVE, LIGHT_PINK, LIGHT_PURPLE, OLIVE, PINK
+from dpbench.constraints import COUNT, FINITE, POSITIVE, Boolean, Constraint
 from dpbench.errors import ConfigError
 from dpbench.privacy.mechanisms import subsampled_laplace_mechanism
 from dpbench.privacy.neighbouring import check_relation
@@ -141,14 +142,14 @@ class _KuruMethod(Algorithm):
     supported_losses: ClassVar[frozenset[str] | None] = frozenset({"logistic", "huber_hinge"})
     unsupported_reason: ClassVar[str] = "the methods and their step sizes assume a smooth loss"
 
-    def __post_init__(self) -> None:
-        self._check_fidelity()
-        self._require_count("iterations")
-        self._require_count("batch_size", allow_none=True)
-        self._require_positive("step_scale")
-        self._require_positive("l1_clip", "smoothness", allow_none=True)
-        if not math.isfinite(self.initial_value):
-            raise ValueError(f"{self.name}: initial_value must be finite, got {self.initial_value}")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        "iterations": [COUNT],
+        "step_scale": [POSITIVE],
+        "batch_size": [COUNT, None],
+        "l1_clip": [POSITIVE, None],
+        "smoothness": [POSITIVE, None],
+        "initial_value": [FINITE],
+    }
 
     # ------------------------------------------------------------------ public schedule (no data)
     def steps(self, mu: float) -> tuple[np.ndarray, np.ndarray]:
@@ -340,9 +341,11 @@ class _Optimised(_KuruMethod):
     initial_error: float = 10.0
     choose_iterations: bool = True
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self._require_positive("initial_error")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        **_KuruMethod.parameter_constraints,
+        "initial_error": [POSITIVE],
+        "choose_iterations": [Boolean()],
+    }
 
     def noise_schedule(
         self, alphas, stages, mu: float, *, d: int, n: int, m: int, epsilon: float, sensitivity: float
@@ -379,10 +382,6 @@ class DPNAGOpt(_Optimised):
 class _Multistage:
     """MASG stages and step sizes (eq. 4.7, scaled by c); stage k uses β^(k) (Sec 5)."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self._require_count("p")
-
     def steps(self, mu: float) -> tuple[np.ndarray, np.ndarray]:
         return schedules.masg_steps(self.iterations, self.step_scale, self.smoothness, mu, self.p)
 
@@ -398,6 +397,10 @@ class DPMASG(_Multistage, _KuruMethod):
     name: ClassVar[str] = "dp_masg"
     label: ClassVar[str] = "DP-MASG"
     look: ClassVar[Look] = Look(LIGHT_BLUE, "D")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        **_KuruMethod.parameter_constraints,
+        "p": [COUNT],
+    }
 
 
 @dataclass
@@ -408,6 +411,10 @@ class DPMASGOpt(_Multistage, _Optimised):
     name: ClassVar[str] = "dp_masg_opt"
     label: ClassVar[str] = "DP-MASG-opt"
     look: ClassVar[Look] = Look(LIGHT_PURPLE, "P")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        **_Optimised.parameter_constraints,
+        "p": [COUNT],
+    }
 
 
 KURU_METHODS = (DPGD, DPHB, DPNAG, DPNAGOpt, DPMASG, DPMASGOpt)

@@ -62,6 +62,7 @@ import numpy as np
 
 from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
 from dpbench.algorithms.palette import BLACK, LIGHT_GREEN
+from dpbench.constraints import COUNT, POSITIVE, Constraint, Integer, Options, Real
 from dpbench.dda.accounting import release_event, releases_per_sample, sigma_for_budget
 from dpbench.dda.gossip import activation_probability, edge_schedule
 from dpbench.dda.noise import (
@@ -142,18 +143,18 @@ class _DDAMethod(Algorithm):
     supports_l1: ClassVar[bool] = True
     all_nodes: ClassVar[bool] = False
 
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        "n_nodes": [Integer(2)],
+        "epochs": [POSITIVE],
+        "iterations": [COUNT, None],
+        "lipschitz": [POSITIVE, None],
+        "noise": [Options(*NOISE_MODES)],
+        "delta0": [Real(0, 1, closed="right")],
+        "schedule": [Options(*SCHEDULE_CHOICES)],
+    }
+
     def __post_init__(self) -> None:
-        self._check_fidelity()
-        self._require_count("n_nodes")
-        self._require_count("iterations", allow_none=True)
-        if self.n_nodes < 2:
-            raise ValueError(f"{self.name}: n_nodes must be an integer ≥ 2, got {self.n_nodes!r}")
-        self._require_positive("epochs", "delta0")
-        self._require_positive("lipschitz", allow_none=True)
-        self._require_choice("noise", NOISE_MODES)
-        self._require_choice("schedule", SCHEDULE_CHOICES)
-        if self.delta0 > 1:
-            raise ValueError(f"{self.name}: delta0 must be in (0, 1], got {self.delta0}")
+        super().__post_init__()
         if self.fidelity == "paper" and self.noise != "rdp":
             raise ValueError(
                 f"{self.name}: fidelity=paper draws Theorem 1's σ as printed in place of the noise calibration, so "
@@ -323,9 +324,13 @@ class DPDDA(_DDAMethod):
     label: ClassVar[str] = "DP-DDA"
     look: ClassVar[Look] = Look(LIGHT_GREEN, "h")
 
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        **_DDAMethod.parameter_constraints,
+        "n_edges": [COUNT],
+    }
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._require_count("n_edges")
         if self.n_edges > self.n_nodes * (self.n_nodes - 1) // 2:
             raise ValueError(
                 f"{self.name}: n_edges = {self.n_edges} exceeds the {self.n_nodes * (self.n_nodes - 1) // 2} edges of the complete graph"

@@ -30,6 +30,7 @@ from scipy.optimize import minimize
 
 from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
 from dpbench.algorithms.palette import PURPLE
+from dpbench.constraints import COUNT, POSITIVE, Constraint
 from dpbench.data.preprocess import unit_features_after_bias
 from dpbench.privacy.mechanisms import objective_perturbation_noise
 
@@ -87,10 +88,7 @@ class ObjPert(Algorithm):
     unsupported_reason: ClassVar[str] = "objective perturbation needs a loss with a bounded second derivative"
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"authors_code": AUTHORS_CODE}
 
-    def __post_init__(self) -> None:
-        self._check_fidelity()
-        if not (self.tol > 0 and self.max_iter >= 1):
-            raise ValueError(f"objpert needs tol > 0 and max_iter ≥ 1, got tol={self.tol}, max_iter={self.max_iter}")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {"tol": [POSITIVE], "max_iter": [COUNT]}
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
         authors = self.fidelity == "authors_code"

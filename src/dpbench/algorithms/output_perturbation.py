@@ -40,6 +40,7 @@ import numpy as np
 
 from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
 from dpbench.algorithms.palette import BROWN, LIGHT_BROWN
+from dpbench.constraints import COUNT, POSITIVE, Constraint, Options
 from dpbench.errors import ConfigError
 from dpbench.privacy.calibrate import gaussian_noise_for_budget
 from dpbench.privacy.mechanisms import gaussian_mechanism
@@ -222,12 +223,11 @@ class OutPertGD(Algorithm):
     unsupported_reason: ClassVar[str] = UNSUPPORTED_REASON
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"authors_code": AUTHORS_CODE}
 
-    def __post_init__(self) -> None:
-        self._check_fidelity()
-        if isinstance(self.iterations, bool) or not isinstance(self.iterations, int) or self.iterations < 1:
-            raise ValueError(f"{self.name}: iterations must be an integer ≥ 1, got {self.iterations!r}")
-        self._require_positive("step_size", allow_none=True)
-        self._require_positive("row_bound")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        "iterations": [COUNT],
+        "step_size": [POSITIVE, None],
+        "row_bound": [POSITIVE],
+    }
 
     def step(self, problem) -> float:
         """η: ``step_size``, or when it is None 1/β̄ (``authors_code``: the public code's 1)."""
@@ -415,19 +415,14 @@ class OutPertRSGD(Algorithm):
     supported_losses: ClassVar[frozenset[str]] = SMOOTH_LOSSES
     unsupported_reason: ClassVar[str] = UNSUPPORTED_REASON
 
-    def __post_init__(self) -> None:
-        for key in ("epochs", "batch_size"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{self.name}: {key} must be an integer ≥ 1, got {value!r}")
-        self._require_positive("init_step", allow_none=True)
-        if self.step_decay not in STEP_DECAYS:
-            raise ValueError(
-                f"{self.name}: step_decay must be one of {', '.join(STEP_DECAYS)}, got {self.step_decay!r}"
-            )
-        if self.averaging not in AVERAGING:
-            raise ValueError(f"{self.name}: averaging must be one of {', '.join(AVERAGING)}, got {self.averaging!r}")
-        self._require_positive("row_bound")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        "epochs": [COUNT],
+        "batch_size": [COUNT],
+        "init_step": [POSITIVE, None],
+        "step_decay": [Options(*STEP_DECAYS)],
+        "averaging": [Options(*AVERAGING)],
+        "row_bound": [POSITIVE],
+    }
 
     def schedule(self, problem) -> tuple[np.ndarray, np.ndarray]:
         """(batch sizes, per-pass step sizes): public, they depend on n, μ, β̄ and the hyper-parameters only."""

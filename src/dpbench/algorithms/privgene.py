@@ -83,6 +83,7 @@ import scipy.sparse as sp
 
 from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
 from dpbench.algorithms.palette import CYAN
+from dpbench.constraints import COUNT, NON_NEGATIVE, POSITIVE, Boolean, Constraint, Options, Real
 from dpbench.errors import ConfigError
 from dpbench.privacy.events import PureDPEvent
 from dpbench.privacy.mechanisms import (
@@ -294,33 +295,34 @@ class PrivGene(Algorithm):
     supported_losses: ClassVar[frozenset[str] | None] = None
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"authors_code": AUTHORS_CODE}
 
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        "rounds": [COUNT, None],
+        "rounds_divisor": [POSITIVE],
+        "max_rounds": [COUNT, None],
+        "n_parents": [COUNT],
+        "population_size": [COUNT, None],
+        "crossover": [Options(*CROSSOVERS)],
+        "mutation_scale": [POSITIVE],
+        "mutation_decay": [Real(0, 1, closed="right")],
+        "clip_obj": [POSITIVE, None],
+        "feature_bound": [POSITIVE, None],
+        "tight": [Boolean()],
+        "init_scale": [NON_NEGATIVE],
+    }
+
     @property
     def accountant(self) -> str:
         """``pure`` (basic composition of ε_sel-DP selections); ``zcdp`` under ``fidelity=authors_code``."""
         return "zcdp" if self.fidelity == "authors_code" else "pure"
 
     def __post_init__(self) -> None:
-        self._check_fidelity()
-        for key in ("rounds", "max_rounds", "population_size"):
-            value = getattr(self, key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"privgene: {key} must be an integer ≥ 1 or null, got {value!r}")
-        if isinstance(self.n_parents, bool) or not isinstance(self.n_parents, int) or self.n_parents < 1:
-            raise ValueError(f"privgene: n_parents must be an integer ≥ 1, got {self.n_parents!r}")
-        self._require_positive("rounds_divisor", "mutation_scale")
-        if not 0.0 < self.mutation_decay <= 1.0:
-            raise ValueError(f"privgene: mutation_decay must be in (0, 1], got {self.mutation_decay}")
-        self._require_positive("clip_obj", "feature_bound", allow_none=True)
+        super().__post_init__()
         if self.clip_obj is None and self.feature_bound is None:
-            raise ValueError("privgene: clip_obj and feature_bound cannot both be null (unbounded sensitivity)")
-        if self.crossover not in CROSSOVERS:
-            raise ValueError(f"privgene: crossover must be one of {', '.join(CROSSOVERS)}, got {self.crossover!r}")
+            raise ValueError(f"{self.name}: clip_obj and feature_bound cannot both be null (unbounded sensitivity)")
         if self.population_size is not None and self.population_size < self.n_parents:
             raise ValueError(
-                f"privgene: population_size ({self.population_size}) must be ≥ n_parents ({self.n_parents})"
+                f"{self.name}: population_size ({self.population_size}) must be ≥ n_parents ({self.n_parents})"
             )
-        if not (math.isfinite(self.init_scale) and self.init_scale >= 0):
-            raise ValueError(f"privgene: init_scale must be finite and ≥ 0, got {self.init_scale}")
 
     # ------------------------------------------------------------------ public, data-independent pieces
     def n_rounds(self, n: int, epsilon: float) -> int:

@@ -114,7 +114,7 @@ def make_algorithm(name: str, params: Mapping[str, Any]) -> Algorithm:
     try:
         return cls(**params)
     except (TypeError, ValueError) as exc:
-        message = str(exc).removeprefix(f"{name}: ")  # the _require_* checks name the method already
+        message = str(exc).removeprefix(f"{name}: ")  # the constraints name the method already
         raise ConfigError(f"algorithm {name}: {message}") from None
 
 

@@ -49,6 +49,16 @@ from dpbench.bo.sensitivity import (
     c_term,
     hyperparameter_sensitivity,
 )
+from dpbench.constraints import (
+    COUNT,
+    POSITIVE,
+    PROBABILITY_OPEN,
+    Boolean,
+    Constraint,
+    ListOf,
+    Options,
+    Real,
+)
 from dpbench.jobs import BO_LOSS
 from dpbench.privacy.mechanisms import exponential_mechanism, laplace_mechanism
 
@@ -127,11 +137,12 @@ class _GPUCBMethod(BOAlgorithm):
     length_scale: float = 0.2
     gain: str = "accuracy"
 
-    def __post_init__(self) -> None:
-        self._require_count("iterations")
-        self._require_choice("kernel", KERNELS)
-        self._require_choice("gain", GAINS)
-        self._require_positive("length_scale")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        "iterations": [COUNT],
+        "kernel": [Options(*KERNELS)],
+        "length_scale": [POSITIVE],
+        "gain": [Options(*GAINS)],
+    }
 
     def _ucb(self, problem: BOProblem, noise_variance: float, delta: float) -> tuple[UCBRun, np.ndarray]:
         K = kernel_matrix(problem.points, problem.points, kernel=self.kernel, length_scale=self.length_scale)
@@ -148,10 +159,10 @@ class _Assumption1Method(_GPUCBMethod):
 
     k1: float = 0.95
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if isinstance(self.k1, bool) or not (isinstance(self.k1, (int, float)) and 0.0 <= self.k1 < 1.0):
-            raise ValueError(f"{self.name}: k1 must be in [0, 1), got {self.k1!r}")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        **_GPUCBMethod.parameter_constraints,
+        "k1": [Real(0, 1, closed="left")],
+    }
 
     def _release_hyperparameter(
         self, run: UCBRun, n: int, epsilon: float, delta: float, rng, ledger
@@ -194,13 +205,11 @@ class KusnerAlg1(_Assumption1Method):
     noise_variance: float = 0.0025
     gamma_t: Any = "greedy_bound"
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self._require_positive("noise_variance")
-        if self.gamma_t != "greedy_bound" and (
-            isinstance(self.gamma_t, bool) or not isinstance(self.gamma_t, (int, float)) or not self.gamma_t > 0
-        ):
-            raise ValueError(f"{self.name}: gamma_t must be greedy_bound or a number > 0, got {self.gamma_t!r}")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        **_Assumption1Method.parameter_constraints,
+        "noise_variance": [POSITIVE],
+        "gamma_t": [Options("greedy_bound"), POSITIVE],
+    }
 
     def release(self, problem, *, epsilon, delta, rng, ledger):
         eps, dlt = epsilon / 2.0, delta / 2.0
@@ -259,9 +268,12 @@ class KusnerAlg2(_Assumption1Method):
     tau: float = 1.0
     jitter: float = 1e-6
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self._require_positive("a", "tau", "jitter")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        **_Assumption1Method.parameter_constraints,
+        "a": [POSITIVE],
+        "tau": [POSITIVE],
+        "jitter": [POSITIVE],
+    }
 
     def release(self, problem, *, epsilon, delta, rng, ledger):
         eps, dlt = epsilon / 2.0, delta / 2.0
@@ -308,9 +320,13 @@ class KusnerAlg3(_GPUCBMethod):
     gain: str = "ramp"
     noise_variance: float = 0.0025
 
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        **_GPUCBMethod.parameter_constraints,
+        "noise_variance": [POSITIVE],
+    }
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._require_positive("noise_variance")
         if self.gain != "ramp":
             raise ValueError(
                 f"{self.name}: gain must be ramp (Assumption 2 needs a Lipschitz validation loss), got {self.gain!r}"
@@ -362,13 +378,17 @@ class KusnerMTGPLikelihood(BOAlgorithm):
     signal_variance: float = 1.0
     center: bool = True
 
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        "n_sets": [COUNT],
+        "gain": [Options(*GAINS)],
+        "k1_values": [ListOf(PROBABILITY_OPEN)],
+        "kernel": [Options(*KERNELS)],
+        "length_scale": [POSITIVE],
+        "noise_variance": [POSITIVE],
+        "signal_variance": [POSITIVE],
+        "center": [Boolean()],
+    }
+
     def __post_init__(self) -> None:
-        self._require_count("n_sets")
-        self._require_choice("kernel", KERNELS)
-        self._require_choice("gain", GAINS)
-        self._require_positive("length_scale", "noise_variance", "signal_variance")
-        self._require_bool("center")
-        values = list(self.k1_values)
-        if not values or any(isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1 for v in values):
-            raise ValueError(f"{self.name}: k1_values must be a non-empty list of numbers in (0, 1), got {values!r}")
-        self.k1_values = [float(v) for v in values]
+        super().__post_init__()
+        self.k1_values = [float(v) for v in self.k1_values]

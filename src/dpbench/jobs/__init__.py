@@ -32,7 +32,8 @@ class Kind:
     ``pwa``: han_pwa's instances, :data:`dpbench.pwa.dataset.PWA_DATASETS`). ``model``: the family of
     the models it takes (:func:`model_family` of the model's loss). ``needs``: what a refusal says it
     needs, with ``{dataset}`` and ``{models}`` filled in. ``tunes``: whether ``tuning=oracle|private``
-    wrap its fit. ``dtypes``: the ``data.dtype`` values it keeps its data in."""
+    wrap its fit. ``dtypes``: the ``data.dtype`` values it keeps its data in. ``tiny``: the overrides
+    of a job of the kind that runs in seconds (``dpbench check-method`` runs a method's on them)."""
 
     job: str
     data: str
@@ -40,6 +41,7 @@ class Kind:
     needs: str
     tunes: bool = False
     dtypes: tuple[str, ...] = ("float64",)
+    tiny: tuple[str, ...] = ()
 
 
 PWA_LOSS = "max_affine"  # model=pwa: han_pwa's f(x) = max_i (a_iᵀx + b_i)
@@ -56,13 +58,33 @@ KINDS: dict[str, Kind] = {
         needs="a linear-model dataset and model: e.g. dataset={dataset} with {models}",
         tunes=True,
         dtypes=("float64", "float32"),
+        tiny=("dataset=synthetic_logreg", "dataset.n=400", "dataset.d=5", "reps=2"),
     ),
-    "pwa": Kind("dpbench.pwa.job:PWA_JOB", data="pwa", model="pwa", needs="han_pwa's dataset={dataset} {models}"),
+    "pwa": Kind(
+        "dpbench.pwa.job:PWA_JOB",
+        data="pwa",
+        model="pwa",
+        needs="han_pwa's dataset={dataset} {models}",
+        tiny=("dataset=synthetic_pwa", "model=pwa", "dataset.m=8", "dataset.d=3", "reps=3"),
+    ),
     "bo": Kind(
         "dpbench.bo.job:BO_JOB",
         data="rows",
         model="bo",
         needs="kusner_bo's {models} on a classification dataset, e.g. dataset={dataset} (bo.target picks the tuned model)",
+        tiny=(
+            "model=bo",
+            "bo.target=logreg",
+            "dataset=synthetic_logreg",
+            "dataset.n=1500",
+            "dataset.d=5",
+            "bo.n_candidates=12",
+            "bo.train_size=300",
+            "bo.test_size=300",
+            "bo.pool_size=800",
+            "bo.validation_size=200",
+            "reps=2",
+        ),
     ),
 }
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, Look
 from dpbench.algorithms.palette import BLACK, BLUE, GREEN, GREY, ORANGE
+from dpbench.constraints import COUNT, POSITIVE, Boolean, Constraint, Options
 from dpbench.jobs import PWA_LOSS
 from dpbench.pwa.mechanisms import (
     ACCOUNTINGS,
@@ -129,9 +130,7 @@ class PWALaplaceSolution(PWAAlgorithm):
     project: bool = False
     fidelity: str = "correct"
 
-    def __post_init__(self) -> None:
-        self._check_fidelity()
-        self._require_bool("project")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {"project": [Boolean()]}
 
     def release(self, problem, *, epsilon, runs, rng, ledger):
         return laplace_solution(
@@ -166,12 +165,13 @@ class PWAExponential(PWAAlgorithm):
     start: str = "center"
     accounting: str = "approx"
 
-    def __post_init__(self) -> None:
-        self._require_positive("eta")
-        self._require_count("n_steps")
-        self._require_choice("proposal", PROPOSALS)
-        self._require_choice("start", STARTS)
-        self._require_choice("accounting", ACCOUNTINGS)
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        "eta": [POSITIVE],
+        "n_steps": [COUNT],
+        "proposal": [Options(*PROPOSALS)],
+        "start": [Options(*STARTS)],
+        "accounting": [Options(*ACCOUNTINGS)],
+    }
 
     def release(self, problem, *, epsilon, runs, rng, ledger):
         return exponential_mcmc(
@@ -199,14 +199,14 @@ class _SubgradientMethod(PWAAlgorithm):
     step_scale: float = 1.0
     output: str = "last"
     project: bool = True
-    outputs: ClassVar[tuple[str, ...]] = OUTPUTS
 
-    def __post_init__(self) -> None:
-        self._require_count("iterations")
-        self._require_positive("step_scale")
-        self._require_choice("step_rule", STEP_RULES)
-        self._require_choice("output", self.outputs)
-        self._require_bool("project")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        "iterations": [COUNT],
+        "step_rule": [Options(*STEP_RULES)],
+        "step_scale": [POSITIVE],
+        "output": [Options(*OUTPUTS)],
+        "project": [Boolean()],
+    }
 
 
 @dataclass
@@ -223,13 +223,13 @@ class PWASubgradient(_SubgradientMethod):
     label: ClassVar[str] = "private subgradient"
     look: ClassVar[Look] = Look(BLACK, "D")
     audit: ClassVar[AuditCoverage] = AuditCoverage(("pwa_subgradient_printed", "pwa_subgradient_active"))
-    outputs: ClassVar[tuple[str, ...]] = PRIVATE_OUTPUTS
     fidelity_modes: ClassVar[dict[str, FidelityMode]] = {"paper": SUBGRADIENT_PAPER}
     fidelity: str = "correct"
 
-    def __post_init__(self) -> None:
-        self._check_fidelity()
-        super().__post_init__()
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        **_SubgradientMethod.parameter_constraints,
+        "output": [Options(*PRIVATE_OUTPUTS)],  # "best" compares f(x) on the private b: non-private only
+    }
 
     def release(self, problem, *, epsilon, runs, rng, ledger):
         return private_subgradient(

@@ -16,6 +16,7 @@ import numpy as np
 
 from dpbench.algorithms.base import Algorithm, AuditCoverage, FitResult, Look
 from dpbench.algorithms.palette import LIGHT_CYAN
+from dpbench.constraints import COUNT, POSITIVE, Constraint
 from dpbench.privacy.calibrate import calibrate_noise
 from dpbench.privacy.events import GaussianEvent
 from dpbench.privacy.mechanisms import GaussianRelease
@@ -34,10 +35,12 @@ class NoisyGD(Algorithm):
     look: ClassVar[Look] = Look(LIGHT_CYAN, "p")
     audit: ClassVar[AuditCoverage] = AuditCoverage(("gaussian",))  # its only release: the Gaussian mechanism
     paper: ClassVar[str] = "example_plugin"
-
-    def __post_init__(self) -> None:
-        self._require_count("steps")
-        self._require_positive("learning_rate", "clip")
+    parameter_constraints: ClassVar[dict[str, list[Constraint | None]]] = {
+        "steps": [COUNT],
+        "learning_rate": [POSITIVE],
+        "clip": [POSITIVE],
+    }
+    tuning_grid: ClassVar[dict[str, list]] = {"steps": [20, 50], "learning_rate": [0.5, 1.0, 2.0]}
 
     def fit(self, problem, ledger, rng: np.random.Generator, tracer) -> FitResult:
         sigma = calibrate_noise(lambda s: ledger.eps_if(GaussianEvent(s), self.steps), ledger.epsilon)
