@@ -63,6 +63,19 @@ AUTHORS_CODE = FidelityMode(
 """DP-SGD as the public DP-AGD code (ppmlguy/DP-AGD, algo/sgd.py ``dpsgd_ma``) runs it."""
 
 
+def lot_sampling_rate(n_public: int, batch_size: int | None) -> float:
+    """q = L/n̄ for the expected lot size L (None: ⌊√n̄ + 10⌋, chen_lee Sec 5.3's DP-SGD), at most 1: the
+    public n̄ (``problem.n_public``), so that adding or removing a record moves no other record's
+    inclusion probability (Abadi et al. 2016's lots, Poisson-sampled)."""
+    lot = batch_size if batch_size is not None else int(math.sqrt(n_public) + 10)
+    return min(1.0, lot / n_public)
+
+
+def calibrated_noise_multiplier(ledger, q: float, steps: int) -> float:
+    """The smallest σ whose ``steps`` Poisson-subsampled Gaussian steps at rate q the ledger can pay for."""
+    return calibrate_noise(lambda s: ledger.eps_if(PoissonSampledEvent(q, GaussianEvent(s)), steps), ledger.epsilon)
+
+
 @dataclass
 class DPSGD(Algorithm):
     """Differentially private SGD with per-example clipping and Gaussian noise.
@@ -128,8 +141,7 @@ class DPSGD(Algorithm):
         if self.fidelity == "authors_code":
             return self._fit_authors_code(problem, ledger, rng, tracer)
         n, n_public = problem.n, problem.n_public
-        lot = self.batch_size if self.batch_size is not None else int(math.sqrt(n_public) + 10)
-        q = min(1.0, lot / n_public)
+        q = lot_sampling_rate(n_public, self.batch_size)
         sigma, n_steps = self._noise_and_steps(ledger, q)
         tracer.plan(n_steps, rows_per_iteration=q * n_public)
 
@@ -206,7 +218,4 @@ class DPSGD(Algorithm):
                 PoissonSampledEvent(q, GaussianEvent(self.noise_multiplier)), limit
             )
         steps = min(limit, math.ceil(self.epochs / q))
-        sigma = calibrate_noise(
-            lambda s: ledger.eps_if(PoissonSampledEvent(q, GaussianEvent(s)), steps), ledger.epsilon
-        )
-        return sigma, steps
+        return calibrated_noise_multiplier(ledger, q, steps), steps
