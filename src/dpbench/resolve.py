@@ -35,7 +35,7 @@ from dpbench.settings import (
 )
 
 if TYPE_CHECKING:
-    from dpbench.algorithms.base import Algorithm
+    from dpbench.algorithms.base import Algorithm, Refusal, Request
     from dpbench.jobs.plan import RunPlan
 
 
@@ -106,13 +106,7 @@ def _check_setting_names(settings: dict[str, Any]) -> None:
 
 def _with_groups(cfg: DictConfig, settings: dict[str, Any]) -> tuple[RunConfig, Algorithm]:
     """:func:`_resolve` once ``settings`` are valid: the dataset, model and algorithm groups."""
-    from dpbench.algorithms.registry import (
-        ALGORITHMS,
-        algorithm_class,
-        check_compatible,
-        class_defaults,
-        make_algorithm,
-    )
+    from dpbench.algorithms.registry import ALGORITHMS, algorithm_class, class_defaults, make_algorithm
     from dpbench.data import DATASET_NAMES
     from dpbench.data.registry import scales_features
     from dpbench.pwa.dataset import PWA_DATASETS, load_pwa_problem
@@ -125,11 +119,7 @@ def _with_groups(cfg: DictConfig, settings: dict[str, Any]) -> tuple[RunConfig, 
     model_name = _name(model, "model", group_choices("model"))
     dataset_options = {k: v for k, v in dataset.items() if k != "name"}
     _check_problem_kind(dataset_name, model_name, model.get("loss"), algorithm_name)
-    try:
-        model_config = _model_config(model, model_name, algorithm_name)
-    except _ModelMismatch as exc:
-        raise ConfigError(f"{exc}; or keep algorithm={algorithm_name} with {_models_phrase(algorithm_name)}") from None
-
+    model_config = _model_config(model, model_name, algorithm_name)
     method = algorithm_class(algorithm_name)
     if "tuning_grid" not in algorithm:  # the preset leaves the grid to the class
         settings = {**settings, "tuning": dataclasses.replace(settings["tuning"], grid=_class_grid(method))}
@@ -150,27 +140,15 @@ def _with_groups(cfg: DictConfig, settings: dict[str, Any]) -> tuple[RunConfig, 
         **settings,
     )
     algorithm_instance = make_algorithm(run.algorithm, run.algorithm_params)  # validates the hyper-parameters
-    if run.bo is not None and run.bo.target not in algorithm_instance.targets:
-        raise ConfigError(
-            f"algorithm {run.algorithm} cannot tune bo.target={run.bo.target}; it supports "
-            f"bo.target={', '.join(algorithm_instance.targets)}"
-        )
-    try:
-        check_compatible(run.algorithm, run.model.loss)
-    except ConfigError as exc:  # name the models that work
-        raise ConfigError(f"{exc}; use {_models_phrase(run.algorithm)} instead of model={model_name}") from None
-    if run.privacy.sampler == "secure" and method.private and not method.secure_sampler:
-        raise ConfigError(
-            f"privacy.sampler=secure is not available for algorithm {run.algorithm}: some of its noise is drawn "
-            "outside dpbench.privacy.mechanisms; use privacy.sampler=numpy"
-        )
+    _check_tuning(run, algorithm_instance)
+    refused = algorithm_instance.refusal(_request(run))
+    if refused is not None:
+        raise ConfigError(_refusal_message(refused, run))
     if run.dtype not in KINDS[run.kind].dtypes:
         raise ConfigError(
             f"data.dtype={run.dtype} is for linear-model jobs; model={model_name} keeps its data in float64 "
             "(drop data.dtype)"
         )
-    _check_relation(run, algorithm_instance)
-    _check_tuning(run, algorithm_instance)
     _check_fidelity_rows(run, algorithm_instance)
     if run.dataset in PWA_DATASETS:
         load_pwa_problem(run.dataset, run.dataset_options)  # validates the instance's options
@@ -261,16 +239,37 @@ def _check_known_keys(cfg: DictConfig) -> None:
             raise ConfigError(f"{section}.{extra[0]} is not a {section} setting; valid: {', '.join(sorted(valid))}")
 
 
-def _check_relation(run: RunConfig, algorithm) -> None:
-    """Refuse, in one line, a method that cannot meet ``privacy.neighbouring`` (naming what it supports)."""
-    from dpbench.privacy.neighbouring import resolve, supported
+def _request(run: RunConfig) -> Request:
+    """What ``run`` asks of its method (:meth:`~dpbench.algorithms.base.Algorithm.refusal`)."""
+    from dpbench.algorithms.base import Request
 
-    if resolve(algorithm, run.privacy.neighbouring)[1] is None:
-        choices = " or ".join(f"privacy.neighbouring={r}" for r in (*supported(algorithm), "native"))
-        raise ConfigError(
-            f"algorithm {run.algorithm} does not support privacy.neighbouring={run.privacy.neighbouring}: "
-            f"{algorithm.relation_reason}; use {choices}"
+    return Request(
+        model=run.model.name,
+        loss=run.model.loss,
+        reg=run.model.reg,
+        l1_reg=run.model.l1_reg,
+        sampler=run.privacy.sampler,
+        neighbouring=run.privacy.neighbouring,
+        tuning=run.tuning.mode,
+        searches_grid=bool(run.tuning.grid),
+        bo_target=run.bo.target if run.bo is not None else None,
+    )
+
+
+def _refusal_message(refused: Refusal, run: RunConfig) -> str:
+    """The method's refusal, with what the shipped configuration offers instead: the models it takes, and
+    the methods with an ℓ1 step."""
+    from dpbench.algorithms.registry import ALGORITHMS
+
+    if refused.setting == "model":
+        return f"{refused.reason}; use {_models_phrase(run.algorithm)} instead of model={run.model.name}"
+    if refused.setting == "model.l1_reg":
+        able = sorted(name for name, cls in ALGORITHMS.items() if cls.supports_l1)
+        return (
+            f"{refused.reason}; algorithms with an ℓ1 (proximal) step: {', '.join(able)}; "
+            f"or keep algorithm={run.algorithm} with {_models_phrase(run.algorithm)}"
         )
+    return refused.reason
 
 
 def _class_grid(method) -> dict[str, list[Any]]:
@@ -310,11 +309,9 @@ def _check_fidelity_rows(run: RunConfig, algorithm) -> None:
 
 
 def _check_tuning(run: RunConfig, algorithm) -> None:
-    """Refuse tuning the method cannot do, in one line: a grid value it rejects, private tuning of a
-    family other than GLM, of a method without a Rényi curve or one meeting the relation by group privacy."""
+    """Refuse tuning the method cannot do, in one line: a grid value it rejects, or tuning of a kind of job that
+    tunes within its own job (what private tuning asks of the method is its :meth:`refusal`'s)."""
     from dpbench.algorithms.registry import make_algorithm
-    from dpbench.privacy.neighbouring import RELATIONS, resolve
-    from dpbench.privacy.trial_budget import TUNABLE_ACCOUNTANTS
 
     for key, values in run.tuning.grid.items():
         if key not in run.algorithm_params:
@@ -329,18 +326,6 @@ def _check_tuning(run: RunConfig, algorithm) -> None:
         return
     if not KINDS[algorithm.problem_kind].tunes:
         raise ConfigError(f"tuning={mode} is for the linear-model methods; {run.algorithm} tunes within its own job")
-    if mode == "private" and run.tuning.grid and algorithm.private:
-        if algorithm.accountant not in TUNABLE_ACCOUNTANTS:
-            raise ConfigError(
-                f"tuning=private cannot tune {run.algorithm}: its ledger composes {algorithm.accountant} (ε, δ) pairs, "
-                "which have no Rényi curve for repeat-and-select; use tuning=fixed or tuning=oracle"
-            )
-        if resolve(algorithm, run.privacy.neighbouring)[1] != "native":
-            native = " or ".join(f"privacy.neighbouring={r}" for r in RELATIONS if resolve(algorithm, r)[1] == "native")
-            raise ConfigError(
-                f"tuning=private needs {run.algorithm} to meet privacy.neighbouring={run.privacy.neighbouring} natively "
-                f"(group privacy has no Rényi curve here); use {native} or tuning=fixed"
-            )
 
 
 def _check_problem_kind(dataset: str, model: str, loss: Any, algorithm: str) -> None:
@@ -407,10 +392,13 @@ def _default_option(algorithm: str, group: str) -> str | None:
 
 
 def models_for(algorithm: str) -> list[str]:
-    """The options of conf/model/ that ``algorithm`` accepts, the one it selects first."""
+    """The options of conf/model/ that ``algorithm`` accepts (its default instance's :meth:`refusal` refuses
+    none of the model's settings under its paper's relation), the one it selects first."""
+    from dpbench.algorithms.base import Request
     from dpbench.algorithms.registry import algorithm_class
 
     cls = algorithm_class(algorithm)
+    method = cls()
     fits = []
     for name in group_choices("model"):
         section = OmegaConf.to_container(OmegaConf.load(option_file("model", name)), resolve=True)
@@ -418,10 +406,13 @@ def models_for(algorithm: str) -> list[str]:
             continue
         section.pop("defaults", None)
         try:
-            loss = _model_config(section, name, algorithm).loss
+            model = _model_config(section, name, algorithm)
         except ConfigError:
             continue
-        if cls.supported_losses is None or loss in cls.supported_losses:
+        refused = method.refusal(
+            Request(model=name, loss=model.loss, reg=model.reg, l1_reg=model.l1_reg, neighbouring="native")
+        )
+        if refused is None or not refused.setting.startswith("model"):
             fits.append(name)
     default = _default_option(algorithm, "model")
     return sorted(fits, key=lambda name: name != default)
@@ -450,16 +441,12 @@ def _dataset_example(algorithm: str) -> str:
     return PWA_DATASETS[0] if KINDS[algorithm_class(algorithm).problem_kind].data == "pwa" else "adult"
 
 
-class _ModelMismatch(ConfigError):
-    """A model the algorithm cannot run (run_config adds the models it can)."""
-
-
 def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> ModelConfig:
     """The model section as a ModelConfig. An optional ``smooth_loss`` is used instead of ``loss``
     for methods that cannot optimise ``loss`` (chen_lee Sec 5.3 runs the hinge-loss SVM, and the
     Huberized hinge for the baselines that need smoothness); loss parameters not taken by the
     chosen loss are dropped, ones no loss takes are an error."""
-    from dpbench.algorithms.registry import ALGORITHMS, algorithm_class
+    from dpbench.algorithms.registry import algorithm_class
     from dpbench.problems.losses import LOSSES
 
     loss = _str(model, "loss", "model")
@@ -486,21 +473,12 @@ def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> Mode
         if key not in known:
             raise ConfigError(f"model.{key} is not a parameter of any loss; valid: {', '.join(sorted(known))}")
     taken = {f.name for f in dataclasses.fields(LOSSES[loss])}
-    l1_reg = _number(model.get("l1_reg", 0.0), "model.l1_reg")
-    if l1_reg and not algorithm_class(algorithm_name).supports_l1:
-        able = sorted(n for n, cls in ALGORITHMS.items() if cls.supports_l1)
-        raise _ModelMismatch(
-            f"model {name} has an ℓ1 regulariser (model.l1_reg = {l1_reg:g}) that algorithm {algorithm_name} does not "
-            f"handle; algorithms with an ℓ1 (proximal) step: {', '.join(able)}"
-        )
-    reg = _number(model.get("reg", 0.0), "model.reg")
-    algorithm_class(algorithm_name).check_model(reg, l1_reg)
     return ModelConfig(
         name=name,
         loss=loss,
-        reg=reg,
+        reg=_number(model.get("reg", 0.0), "model.reg"),
         loss_params={k: _number(v, f"model.{k}") for k, v in params.items() if k in taken},
-        l1_reg=l1_reg,
+        l1_reg=_number(model.get("l1_reg", 0.0), "model.l1_reg"),
     )
 
 

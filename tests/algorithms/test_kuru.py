@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import minimize
 
 from dpbench.algorithms import kuru_schedules as ks
-from dpbench.algorithms.base import Tracer
+from dpbench.algorithms.base import Request, Tracer
 from dpbench.algorithms.kuru import (
     DPGD,
     DPHB,
@@ -18,7 +18,6 @@ from dpbench.algorithms.kuru import (
     DPMASGOpt,
     DPNAGOpt,
 )
-from dpbench.algorithms.registry import check_compatible
 from dpbench.data.synthetic import make_logreg
 from dpbench.errors import ConfigError
 from dpbench.privacy.accountants import PureDPAccountant
@@ -233,8 +232,7 @@ def test_bad_inputs_are_refused_with_the_value():
     X, y, _ = make_logreg(300, 20, 20.0, 1)
     with pytest.raises(ConfigError, match="strongly convex"):
         _fit(DPNAG(), make_problem(X, y, loss="logistic", reg=0.0, public_feature_bound=1.0))
-    with pytest.raises(ConfigError, match="hinge"):
-        check_compatible("dp_nag", "hinge")
+    assert DPNAG().refusal(Request(model="svm", loss="hinge")).setting == "model"
 
 
 def test_batch_size_must_be_a_positive_integer_or_null():

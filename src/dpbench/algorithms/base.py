@@ -12,7 +12,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -182,6 +182,33 @@ class AuditCoverage:
     gaps: str = ""
 
 
+@dataclass(frozen=True)
+class Request:
+    """What a run asks of a method, the question :meth:`Algorithm.refusal` answers before any data is read:
+    the model (its name, loss and regularisers μ = ``reg``, φ = ``l1_reg``), ``privacy.sampler``,
+    ``privacy.neighbouring``, ``tuning.mode`` (``searches_grid``: a grid is searched) and kusner_bo's
+    ``bo.target`` (None for other kinds)."""
+
+    model: str = ""
+    loss: str = ""
+    reg: float = 0.0
+    l1_reg: float = 0.0
+    sampler: str = "numpy"
+    neighbouring: str = "add_remove"
+    tuning: str = "fixed"
+    searches_grid: bool = False
+    bo_target: str | None = None
+
+
+class Refusal(NamedTuple):
+    """A method's no to a :class:`Request`: the ``setting`` it refuses (``model``, ``model.l1_reg``,
+    ``model.reg``, ``privacy.sampler``, ``privacy.neighbouring``, ``tuning``, ``bo.target``) and one
+    sentence saying why, with what would work when the method knows it."""
+
+    setting: str
+    reason: str
+
+
 class Algorithm:
     """Base class of every method; subclasses are dataclasses whose fields are hyper-parameters.
 
@@ -195,15 +222,16 @@ class Algorithm:
     paper : the key of the paper it comes from (``chen_lee``, ``kuru_acc``, … or ``baseline``)
     private : False for reference baselines (non-private optimum, majority class)
     accountant : which accountant prices its releases (``rdp``, ``zcdp`` or ``pure``)
-    supported_losses : loss names it can optimise (None = every GLM loss); others are refused
-    supports_l1 : True if it handles an ℓ1 term φ‖w‖₁ in the objective (``model.l1_reg``); config
-        refuses an ℓ1 model for the others, which would silently ignore the term
+    supported_losses : loss names it can optimise (None = every GLM loss); :meth:`refusal` refuses others,
+        saying ``unsupported_reason``
+    supports_l1 : True if it handles an ℓ1 term φ‖w‖₁ in the objective (``model.l1_reg``);
+        :meth:`refusal` refuses an ℓ1 model for the others, which would silently ignore the term
     problem_kind : ``glm`` (a loss on a dataset of rows, :class:`~dpbench.problems.GLMProblem`) or
         ``pwa`` (han_pwa's piecewise-affine problem, :mod:`dpbench.pwa`); config checks that the
         dataset, the model and the algorithm agree on it
     secure_sampler : False when some of its noise is drawn outside :mod:`dpbench.privacy.mechanisms`
         (the DDA simulator's vectorised Gaussian, han_pwa's vector Laplace and MCMC, objective
-        perturbation), so ``privacy.sampler=secure`` cannot cover it; config then refuses the pair
+        perturbation), so ``privacy.sampler=secure`` cannot cover it; :meth:`refusal` then refuses the pair
     adaptive_stopping : True when the method chooses what its next release costs from earlier noisy
         outputs and stops when the budget cannot pay for it. Its RDP ledger is then a Rényi filter on
         one order fixed before the run from :meth:`planned_step` (or a union filter over a fixed grid,
@@ -285,10 +313,67 @@ class Algorithm:
         """The mode this instance runs in; None for ``correct`` (and for methods without modes)."""
         return self.fidelity_modes.get(getattr(self, "fidelity", "correct"))
 
-    @classmethod
-    def check_model(cls, reg: float, l1_reg: float) -> None:
-        """Raise a ConfigError if the model's regularisers (μ = ``reg``, φ = ``l1_reg``) do not suit the
-        method; config calls it before any data is read. Every μ ≥ 0 and φ = 0 suit by default."""
+    def refusal(self, request: Request) -> Refusal | None:
+        """The one compatibility question: None when this instance can run ``request``, else the first
+        setting it refuses and why. The default reads the class's declarations — ``supported_losses``
+        (with ``unsupported_reason``), ``supports_l1``, ``secure_sampler``, ``relations`` (with
+        ``relation_reason``) and, for ``tuning=private``, an accountant repeat-and-select can price and a
+        relation met natively. A method with a condition of its own overrides this and asks
+        ``super().refusal(request)`` first. The run's resolution calls it once and adds what it knows
+        would work (the models the method takes, the methods with an ℓ1 step)."""
+        from dpbench.privacy.neighbouring import RELATIONS, resolve
+
+        if self.supported_losses is not None and request.loss not in self.supported_losses:
+            why = f" ({self.unsupported_reason})" if self.unsupported_reason else ""
+            return Refusal(
+                "model",
+                f"algorithm {self.name} does not support the {request.loss} loss{why}; "
+                f"supported: {', '.join(sorted(self.supported_losses))}",
+            )
+        if request.l1_reg and not self.supports_l1:
+            return Refusal(
+                "model.l1_reg",
+                f"model {request.model} has an ℓ1 regulariser (model.l1_reg = {request.l1_reg:g}) that algorithm "
+                f"{self.name} does not handle",
+            )
+        if request.sampler == "secure" and self.private and not self.secure_sampler:
+            return Refusal(
+                "privacy.sampler",
+                f"privacy.sampler=secure is not available for algorithm {self.name}: some of its noise is drawn "
+                "outside dpbench.privacy.mechanisms; use privacy.sampler=numpy",
+            )
+        if resolve(self, request.neighbouring)[1] is None:
+            met = [r for r in RELATIONS if self.relation_mode(r) is not None]
+            choices = " or ".join(f"privacy.neighbouring={r}" for r in (*met, "native"))
+            return Refusal(
+                "privacy.neighbouring",
+                f"algorithm {self.name} does not support privacy.neighbouring={request.neighbouring}: "
+                f"{self.relation_reason}; use {choices}",
+            )
+        if request.tuning == "private" and request.searches_grid and self.private:
+            return self._private_tuning_refusal(request.neighbouring)
+        return None
+
+    def _private_tuning_refusal(self, neighbouring: str) -> Refusal | None:
+        """Repeat-and-select (tuning=private) needs a Rényi curve of every trial: an accountant that has one
+        and the relation met natively (group privacy has none here)."""
+        from dpbench.privacy.accountants import TUNABLE_ACCOUNTANTS
+        from dpbench.privacy.neighbouring import RELATIONS, resolve
+
+        if self.accountant not in TUNABLE_ACCOUNTANTS:
+            return Refusal(
+                "tuning",
+                f"tuning=private cannot tune {self.name}: its ledger composes {self.accountant} (ε, δ) pairs, "
+                "which have no Rényi curve for repeat-and-select; use tuning=fixed or tuning=oracle",
+            )
+        if resolve(self, neighbouring)[1] != "native":
+            native = " or ".join(f"privacy.neighbouring={r}" for r in RELATIONS if resolve(self, r)[1] == "native")
+            return Refusal(
+                "tuning",
+                f"tuning=private needs {self.name} to meet privacy.neighbouring={neighbouring} natively "
+                f"(group privacy has no Rényi curve here); use {native} or tuning=fixed",
+            )
+        return None
 
     def relation_mode(self, relation: str) -> str | None:
         """How this method meets ``relation`` (``native`` or ``group_privacy``), or None if it cannot."""

@@ -60,7 +60,16 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitResult, Look, Tracer
+from dpbench.algorithms.base import (
+    Algorithm,
+    AuditCoverage,
+    FidelityMode,
+    FitResult,
+    Look,
+    Refusal,
+    Request,
+    Tracer,
+)
 from dpbench.algorithms.palette import BLACK, LIGHT_GREEN
 from dpbench.constraints import COUNT, POSITIVE, Constraint, Integer, Options, Real
 from dpbench.dda.accounting import release_event, releases_per_sample, sigma_for_budget
@@ -168,14 +177,21 @@ class _DDAMethod(Algorithm):
         """``rdp`` for noise=rdp; ``approx`` ((ε, δ) pairs) for Theorem 1's guarantee and fidelity=paper's claim."""
         return "rdp" if self.noise == "rdp" and self.fidelity == "correct" else "approx"
 
-    @classmethod
-    def check_model(cls, reg: float, l1_reg: float) -> None:
+    def refusal(self, request: Request) -> Refusal | None:
+        """The class's declarations, then exactly one regulariser (:meth:`_regulariser_refusal`)."""
+        refused = super().refusal(request)
+        if refused is None and (reason := self._regulariser_refusal(request.reg, request.l1_reg)):
+            return Refusal("model.reg", reason)
+        return refused
+
+    def _regulariser_refusal(self, reg: float, l1_reg: float) -> str | None:
         """Exactly one regulariser: h = (μ/2)‖x‖² (``model.reg``) or φ‖x‖₁ (``model.l1_reg``)."""
         if (reg > 0) == (l1_reg > 0):
-            raise ConfigError(
-                f"{cls.name} needs exactly one regulariser h of eq. (6): model.reg = μ > 0 (ℓ2-SVM, model=liu_l2_svm) "
+            return (
+                f"{self.name} needs exactly one regulariser h of eq. (6): model.reg = μ > 0 (ℓ2-SVM, model=liu_l2_svm) "
                 f"or model.l1_reg = φ > 0 (ℓ1-SVM, model=liu_l1_svm); got reg = {reg:g}, l1_reg = {l1_reg:g}"
             )
+        return None
 
     # ------------------------------------------------------------------ public constants (no data)
     def _iota(self) -> float:
@@ -251,7 +267,8 @@ class _DDAMethod(Algorithm):
 
     # ------------------------------------------------------------------ the run
     def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
-        self.check_model(problem.reg, problem.l1_reg)
+        if reason := self._regulariser_refusal(problem.reg, problem.l1_reg):
+            raise ConfigError(reason)
         regulariser, strength = ("l2", problem.reg) if problem.reg > 0 else ("l1", problem.l1_reg)
         lipschitz = self._lipschitz(problem)
         node_rows = split_rows(problem.n, self.n_nodes, rng)

@@ -116,14 +116,3 @@ def make_algorithm(name: str, params: Mapping[str, Any]) -> Algorithm:
     except (TypeError, ValueError) as exc:
         message = str(exc).removeprefix(f"{name}: ")  # the constraints name the method already
         raise ConfigError(f"algorithm {name}: {message}") from None
-
-
-def check_compatible(name: str, loss: str) -> None:
-    """Refuse a model/algorithm pair the method cannot handle, saying why."""
-    cls = algorithm_class(name)
-    if cls.supported_losses is not None and loss not in cls.supported_losses:
-        reason = f" ({cls.unsupported_reason})" if cls.unsupported_reason else ""
-        raise ConfigError(
-            f"algorithm {name} does not support the {loss} loss{reason}; "
-            f"supported: {', '.join(sorted(cls.supported_losses))}"
-        )

@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpbench.algorithms.base import Algorithm, AuditCoverage, Look
+from dpbench.algorithms.base import Algorithm, AuditCoverage, Look, Refusal, Request
 from dpbench.algorithms.palette import BLUE, GREEN, ORANGE, PURPLE
 from dpbench.bo.gp import (
     KERNELS,
@@ -118,6 +118,17 @@ class BOAlgorithm(Algorithm):
     unsupported_reason: ClassVar[str] = "kusner_bo methods tune the model named by bo.target (model=bo)"
     targets: ClassVar[tuple[str, ...]] = ("svm_rbf", "logreg")
     guarantee: ClassVar[str] = "none (a study, no release)"
+
+    def refusal(self, request: Request) -> Refusal | None:
+        """The class's declarations, then a ``bo.target`` among :attr:`targets`."""
+        refused = super().refusal(request)
+        if refused is None and request.bo_target is not None and request.bo_target not in self.targets:
+            return Refusal(
+                "bo.target",
+                f"algorithm {self.name} cannot tune bo.target={request.bo_target}; it supports "
+                f"bo.target={', '.join(self.targets)}",
+            )
+        return refused
 
     def release(self, problem: BOProblem, *, epsilon: float, delta: float, rng, ledger) -> BORelease:
         raise NotImplementedError

@@ -310,6 +310,10 @@ _ACCOUNTANTS: dict[str, type[Accountant]] = {
     "approx": ApproxDPAccountant,
 }
 
+#: The accountants whose ledgers have a Rényi curve (zCDP and pure ε are RDP at every order), which
+#: repeat-and-select needs to price private tuning (:mod:`dpbench.privacy.trial_budget`).
+TUNABLE_ACCOUNTANTS: tuple[str, ...] = ("rdp", "zcdp", "pure")
+
 
 def make_accountant(name: str, **options: Any) -> Accountant:
     """Build an accountant by name ("rdp", "zcdp", "pure" or "approx"); ``options`` go to its constructor."""

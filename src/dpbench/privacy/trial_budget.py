@@ -29,6 +29,7 @@ import numpy as np
 
 from dpbench.privacy._checks import check_delta, check_positive
 from dpbench.privacy.accountants import (
+    TUNABLE_ACCOUNTANTS,
     Accountant,
     PureDPAccountant,
     RDPAccountant,
@@ -40,7 +41,6 @@ from dpbench.privacy.rdp import rdp_pure
 from dpbench.privacy.repeat_select import rdp_repeat_and_select
 from dpbench.privacy.zcdp import zcdp_epsilon
 
-TUNABLE_ACCOUNTANTS = ("rdp", "zcdp", "pure")
 _SAFETY = 1.0 - 1e-9  # training ledgers get a hair less than ρ_train, so rounding cannot overspend
 
 
