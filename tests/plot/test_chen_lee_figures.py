@@ -192,6 +192,35 @@ def test_the_claims_rank_a_method_only_against_its_own_neighbouring_relation():
     assert "objpert #2/2, 0.700 (weak)" in table and "dp_sgd #1/4, 0.880 (not weak)" in table
 
 
+def test_rows_their_epsilon_does_not_cover_are_shown_unranked_and_left_out_of_the_claims():
+    """A dataset whose feature ranges were read off its own file (guarantee_valid = False) keeps its numbers
+    in the table, without ranks, under a note giving the rows' reason; the claims are checked without it."""
+    from dpbench.plot.chen_lee import comparison_table
+
+    acc = {
+        (dataset, eps, name): value
+        for dataset in ("bank", "ipums_br")
+        for eps in (0.05, 0.1)
+        for name, value in (("dp_blsgd", 0.80), ("dp_agd", 0.82), ("dp_blgd", 0.85), ("majority", 0.5))
+    }
+    acc[("ipums_br", 0.1, "dp_blsgd")] = 0.99  # would win once, were ipums_br counted
+    runs = _runs(acc)
+    uncovered = runs["dataset"] == "ipums_br"
+    runs = runs.assign(
+        guarantee_valid=~uncovered,
+        guarantee_note=uncovered.map({True: "ipums_br: feature ranges not from a public source", False: ""}),
+    )
+    table = comparison_table(runs)
+    assert (
+        "**Not ranked: rows their ε does not cover** (`guarantee_valid = false`): ipums_br: dp_agd, dp_blgd, "
+        "dp_blsgd (feature ranges not from a public source)." in table
+    )
+    assert "| dp_blsgd | 0.800 ± 0.001 (#3) | 0.800 ± 0.001 (#3) |" in table  # bank: ranked
+    assert "| dp_blsgd | 0.800 ± 0.001 | 0.990 ± 0.001 |" in table  # ipums_br: shown, unranked
+    assert "dp_blsgd beats dp_agd in 0 of 2 settings: fails" in table
+    assert "ipums_br ε" not in table.split("## chen_lee's claims")[1]
+
+
 def test_an_algorithm_keeps_its_colour_in_a_panel_where_another_is_missing():
     """A method absent from one dataset's panel (a partial sweep) must not shift the other methods'
     colours away from the legend's: every line of one algorithm has one colour across the figure."""

@@ -78,7 +78,7 @@ def metrics_vs_eps(df: pd.DataFrame, rows: list[tuple[str, str]], figure: str = 
             ax.set_xscale("log")
             ax.set_xlabel("ε")
             ax.set_ylabel(label)
-            ax.set_title(dataset)
+            ax.set_title(dataset if covered(df[here & private]).all() else f"{dataset} (not covered by its ε)")
             ax.grid(True, which="both", alpha=0.3)
     handles, labels = [], []
     for ax in axes.ravel():
@@ -93,18 +93,26 @@ def metrics_vs_eps(df: pd.DataFrame, rows: list[tuple[str, str]], figure: str = 
 
 def accuracy_table(df: pd.DataFrame, figure: str = "this table") -> str:
     """Markdown: per dataset and ε, every configuration's test accuracy (mean ± std over seeds × folds
-    × reps; a row per curve of :func:`metrics_vs_eps`) and its rank among the private ones (#1 = best
-    mean); references are listed unranked. When the private methods ran under different neighbouring
-    relations (``privacy.neighbouring=native``, or rows from before one relation per run), the table
-    opens by saying which ran under which."""
-    lines = relations_note(df)
+    × reps; a row per curve of :func:`metrics_vs_eps`) and its rank among the private ones whose
+    guarantee holds (#1 = best mean); references, and rows their ε does not cover
+    (``guarantee_valid = False``, :func:`uncovered_note` says why), are listed unranked. When the
+    private methods ran under different neighbouring relations (``privacy.neighbouring=native``, or rows
+    from before one relation per run), the table opens by saying which ran under which."""
+    lines = relations_note(df) + uncovered_note(df)
+    df = df.assign(covered=covered(df))
     for dataset, here in with_curves(df, figure).groupby("dataset"):
         stats = (
             here.groupby(["curve", "eps"])
-            .agg(mean=("test_accuracy", "mean"), std=("test_accuracy", "std"), private=("private", "first"))
+            .agg(
+                mean=("test_accuracy", "mean"),
+                std=("test_accuracy", "std"),
+                private=("private", "first"),
+                covered=("covered", "all"),
+            )
             .reset_index()
         )
-        stats["rank"] = stats[stats["private"].astype(bool)].groupby("eps")["mean"].rank(ascending=False, method="min")
+        ranked = stats[stats["private"].astype(bool) & stats["covered"]]
+        stats["rank"] = ranked.groupby("eps")["mean"].rank(ascending=False, method="min")
 
         def cell(r) -> str:
             rank = "" if pd.isna(r["rank"]) else f" (#{int(r['rank'])})"
@@ -129,6 +137,31 @@ def method_by_eps_table(dataset: str, stats: pd.DataFrame, cell) -> list[str]:
         cells = [cell(by_eps.loc[e]) if e in by_eps.index else "—" for e in epsilons]
         lines.append(f"| {curve} | " + " | ".join(cells) + " |")
     return lines + [""]
+
+
+def covered(df: pd.DataFrame) -> pd.Series:
+    """Whether each row's (ε, δ) covers it (``guarantee_valid``; True for rows written before the column)."""
+    if "guarantee_valid" not in df.columns:
+        return pd.Series(True, index=df.index)
+    return df["guarantee_valid"].astype(bool)
+
+
+def uncovered_note(df: pd.DataFrame) -> list[str]:
+    """A markdown paragraph naming the private rows their ε does not cover, with the reason each row gives
+    (``guarantee_note``), when there are any: they are shown, never ranked; [] otherwise."""
+    private = df[df["private"].astype(bool) & ~covered(df)]
+    if private.empty:
+        return []
+    notes = private["guarantee_note"] if "guarantee_note" in private.columns else pd.Series("", index=private.index)
+    parts = []
+    for (dataset, note), rows in private.assign(note=notes.fillna("")).groupby(["dataset", "note"]):
+        why = note.removeprefix(f"{dataset}: ")
+        reason = f" ({why})" if why else ""
+        parts.append(f"{dataset}: {', '.join(sorted(rows['algorithm'].unique()))}{reason}")
+    return [
+        f"**Not ranked: rows their ε does not cover** (`guarantee_valid = false`): {'; '.join(parts)}.",
+        "",
+    ]
 
 
 def relations_note(df: pd.DataFrame) -> list[str]:
