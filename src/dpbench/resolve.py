@@ -14,19 +14,22 @@ algorithms load (numpy, scipy, scikit-learn).
 from __future__ import annotations
 
 import dataclasses
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from dpbench.conf_files import config_dir, default_cache_dir, group_choices, option_file
+from dpbench.config_values import boolean as _boolean
+from dpbench.config_values import integer as _integer
+from dpbench.config_values import number as _number
+from dpbench.config_values import optional_number as _optional_number
+from dpbench.config_values import string as _str
 from dpbench.errors import ConfigError
-from dpbench.jobs import BO_LOSS, KINDS, PWA_LOSS, model_family
+from dpbench.jobs import KINDS, kind_datasets, kind_of_family, load, model_family
 from dpbench.settings import (
     DEFAULT_COUNT_SHARE,
     TRACE_MAX_SHARE,
-    BOConfig,
     ModelConfig,
     PrivacyConfig,
     RunConfig,
@@ -109,12 +112,13 @@ def _with_groups(cfg: DictConfig, settings: dict[str, Any]) -> tuple[RunConfig, 
     from dpbench.algorithms.registry import ALGORITHMS, algorithm_class, class_defaults, make_algorithm
     from dpbench.data import DATASET_NAMES
     from dpbench.data.registry import scales_features
-    from dpbench.pwa.dataset import PWA_DATASETS, load_pwa_problem
 
     dataset = _section(cfg, "dataset")
     algorithm = _section(cfg, "algorithm")
     model = _section(cfg, "model")
-    dataset_name = _name(dataset, "dataset", DATASET_NAMES + PWA_DATASETS)
+    dataset_name = _name(
+        dataset, "dataset", [*DATASET_NAMES, *(n for names in kind_datasets().values() for n in names)]
+    )
     algorithm_name = _name(algorithm, "algorithm", ALGORITHMS)
     model_name = _name(model, "model", group_choices("model"))
     dataset_options = {k: v for k, v in dataset.items() if k != "name"}
@@ -136,7 +140,7 @@ def _with_groups(cfg: DictConfig, settings: dict[str, Any]) -> tuple[RunConfig, 
         model=model_config,
         kind=method.problem_kind,
         scales_features=scales_features(dataset_name, dataset_options),
-        bo=_bo_config(cfg) if model.get("loss") == BO_LOSS else None,
+        **_kind_section(cfg, KINDS[method.problem_kind]),
         **settings,
     )
     algorithm_instance = make_algorithm(run.algorithm, run.algorithm_params)  # validates the hyper-parameters
@@ -150,8 +154,8 @@ def _with_groups(cfg: DictConfig, settings: dict[str, Any]) -> tuple[RunConfig, 
             "(drop data.dtype)"
         )
     _check_fidelity_rows(run, algorithm_instance)
-    if run.dataset in PWA_DATASETS:
-        load_pwa_problem(run.dataset, run.dataset_options)  # validates the instance's options
+    if KINDS[run.kind].check_dataset:  # the kind's own datasets check their options before any job runs
+        load(KINDS[run.kind].check_dataset)(run.dataset, run.dataset_options)
     return run, algorithm_instance
 
 
@@ -208,7 +212,6 @@ TOP_LEVEL_KEYS = (
     "experiment_name",
     "variant",
     "variants",
-    "bo",
     "hydra",
 )
 SECTION_KEYS = {
@@ -222,11 +225,17 @@ SECTION_KEYS = {
 def _check_known_keys(cfg: DictConfig) -> None:
     """Refuse a key no part of dpbench reads (e.g. the typo ``+privacy.epss=1``), naming the valid ones:
     a misspelt key would otherwise be ignored and the run would use the default. The config groups
-    (dataset, algorithm, model, tuning, bo) check their own keys."""
-    unknown = sorted(set(cfg.keys()) - set(TOP_LEVEL_KEYS))
+    (dataset, algorithm, model, tuning) check their own keys; a kind's section (``bo``) has its settings' fields."""
+    kind_sections = {
+        kind.section: tuple(f.name for f in dataclasses.fields(load(kind.section_fields)))
+        for kind in KINDS.values()
+        if kind.section
+    }
+    valid_keys = set(TOP_LEVEL_KEYS) | set(kind_sections)
+    unknown = sorted(set(cfg.keys()) - valid_keys)
     if unknown:
-        raise ConfigError(f"{unknown[0]} is not a dpbench setting; top-level keys: {', '.join(sorted(TOP_LEVEL_KEYS))}")
-    sections = {**SECTION_KEYS, "bo": tuple(f.name for f in dataclasses.fields(BOConfig))}
+        raise ConfigError(f"{unknown[0]} is not a dpbench setting; top-level keys: {', '.join(sorted(valid_keys))}")
+    sections = {**SECTION_KEYS, **kind_sections}
     for section, valid in sections.items():
         node = cfg.get(section)
         if node is not None and not isinstance(node, DictConfig):  # `cv=3` replaced the section by a value
@@ -333,7 +342,6 @@ def _check_problem_kind(dataset: str, model: str, loss: Any, algorithm: str) -> 
     a GLM on rows, han_pwa's piecewise-affine program, or kusner_bo's hyper-parameter tuning (which runs
     on the classification datasets the GLM methods use). The refusal names a dataset and the models that fit."""
     from dpbench.algorithms.registry import algorithm_class
-    from dpbench.pwa.dataset import PWA_DATASETS
 
     problem_kind = algorithm_class(algorithm).problem_kind
     if problem_kind not in KINDS:
@@ -344,7 +352,7 @@ def _check_problem_kind(dataset: str, model: str, loss: Any, algorithm: str) -> 
     mismatched = [
         key
         for key, fits in (
-            (f"dataset={dataset}", ("pwa" if dataset in PWA_DATASETS else "rows") == kind.data),
+            (f"dataset={dataset}", _data_of(dataset) == kind.data),
             (f"model={model}", model_family(loss) == kind.model),
         )
         if not fits
@@ -431,14 +439,27 @@ def _models_phrase(algorithm: str) -> str:
 
 
 def _dataset_example(algorithm: str) -> str:
-    """A dataset ``algorithm`` runs on: the one it selects, else synthetic_pwa (han_pwa) or adult."""
+    """A dataset ``algorithm`` runs on: the one it selects, else its kind's first own dataset
+    (synthetic_pwa for han_pwa) or adult."""
     from dpbench.algorithms.registry import algorithm_class
-    from dpbench.pwa.dataset import PWA_DATASETS
 
     selected = _algorithm_selects(algorithm).get("dataset")
     if selected:
         return selected
-    return PWA_DATASETS[0] if KINDS[algorithm_class(algorithm).problem_kind].data == "pwa" else "adult"
+    own = kind_datasets().get(KINDS[algorithm_class(algorithm).problem_kind].data)
+    return own[0] if own else "adult"
+
+
+def _data_of(dataset: str) -> str:
+    """The ``data`` of the kinds that run ``dataset``: a kind's own (``pwa``), else ``rows``."""
+    return next((data for data, names in kind_datasets().items() if dataset in names), "rows")
+
+
+def _kind_section(cfg: DictConfig, kind) -> dict[str, Any]:
+    """The kind's own section read by the kind (``{"bo": BOConfig(...)}``), or nothing."""
+    if not kind.section:
+        return {}
+    return {kind.section: load(kind.read_section)(_section(cfg, kind.section))}
 
 
 def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> ModelConfig:
@@ -450,18 +471,9 @@ def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> Mode
     from dpbench.problems.losses import LOSSES
 
     loss = _str(model, "loss", "model")
-    if loss == BO_LOSS:  # the tuned model is described by the bo section
-        extra = sorted(set(model) - {"name", "loss"})
-        if extra:
-            raise ConfigError(
-                f"model {name} takes no parameters (the tuned model is bo.target), got {', '.join(extra)}"
-            )
-        return ModelConfig(name=name, loss=loss, reg=0.0)
-    if loss == PWA_LOSS:  # han_pwa's f has no parameters and no regulariser
-        extra = sorted(set(model) - {"name", "loss", "reg"})
-        if extra or model.get("reg", 0.0) != 0.0:
-            raise ConfigError(f"model {name} (the piecewise-affine f) takes no parameters and reg = 0, got {model}")
-        return ModelConfig(name=name, loss=loss, reg=0.0)
+    own = kind_of_family(model_family(loss))
+    if own is not None:  # a kind with models of its own reads them (model=pwa, model=bo)
+        return load(own.read_model)(model, name)
     supported = algorithm_class(algorithm_name).supported_losses
     if model.get("smooth_loss") is not None and supported is not None and loss not in supported:
         loss = _str(model, "smooth_loss", "model")
@@ -480,29 +492,6 @@ def _model_config(model: dict[str, Any], name: str, algorithm_name: str) -> Mode
         loss_params={k: _number(v, f"model.{k}") for k, v in params.items() if k in taken},
         l1_reg=_number(model.get("l1_reg", 0.0), "model.l1_reg"),
     )
-
-
-def _bo_config(cfg: DictConfig) -> BOConfig:
-    """The ``bo`` section as a BOConfig (absent keys take BOConfig's defaults); unknown keys are named."""
-    section = _section(cfg, "bo")
-    valid = {f.name for f in dataclasses.fields(BOConfig)}
-    unknown = sorted(set(section) - valid)
-    if unknown:
-        raise ConfigError(f"bo.{unknown[0]} is not a bo setting; valid: {', '.join(sorted(valid))}")
-    values: dict[str, Any] = {"target": _str(section, "target", "bo")}
-    from dpbench.bo.targets import TARGETS
-
-    if values["target"] not in TARGETS:
-        raise ConfigError(f"bo.target must be one of {', '.join(TARGETS)}, got {values['target']!r}")
-    options = section.get("target_options") or {}
-    if not isinstance(options, dict):
-        raise ConfigError(f"bo.target_options must be a mapping, got {options!r}")
-    values["target_options"] = options
-    for key in valid - {"target", "target_options"}:
-        if key in section:
-            nullable = key == "pool_size" and section[key] is None
-            values[key] = None if nullable else _integer(section[key], f"bo.{key}")
-    return BOConfig(**values)
 
 
 # ---------------------------------------------------------------------- field readers
@@ -525,39 +514,3 @@ def _name(section: dict[str, Any], group: str, valid) -> str:
 
 def _select(cfg: DictConfig, dotted: str, default: Any) -> Any:
     return OmegaConf.select(cfg, dotted, default=default)
-
-
-def _str(section: dict[str, Any], key: str, prefix: str) -> str:
-    value = section.get(key)
-    if not isinstance(value, str):
-        raise ConfigError(f"{prefix}.{key} must be a string, got {value!r}")
-    return value
-
-
-def _number(value: Any, key: str) -> float:
-    if isinstance(value, bool) or value is None:
-        raise ConfigError(f"{key} must be a number, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a number, got {value!r}") from None
-    if math.isnan(number):
-        raise ConfigError(f"{key} must be a number, got NaN")
-    return number
-
-
-def _optional_number(value: Any, key: str) -> float | None:
-    return None if value is None else _number(value, key)
-
-
-def _integer(value: Any, key: str) -> int:
-    number = _number(value, key)
-    if not number.is_integer():
-        raise ConfigError(f"{key} must be an integer, got {value!r}")
-    return int(number)
-
-
-def _boolean(value: Any, key: str) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{key} must be true or false, got {value!r}")
-    return value

@@ -33,7 +33,15 @@ class Kind:
     the models it takes (:func:`model_family` of the model's loss). ``needs``: what a refusal says it
     needs, with ``{dataset}`` and ``{models}`` filled in. ``tunes``: whether ``tuning=oracle|private``
     wrap its fit. ``dtypes``: the ``data.dtype`` values it keeps its data in. ``tiny``: the overrides
-    of a job of the kind that runs in seconds (``dpbench check-method`` runs a method's on them)."""
+    of a job of the kind that runs in seconds (``dpbench check-method`` runs a method's on them).
+
+    What the configuration asks of a kind with datasets, models or settings of its own, each a
+    ``module:object`` reference imported only when a job of the kind is resolved (:func:`load`):
+    ``datasets``, the names of its datasets (those of ``data`` other than ``rows``); ``check_dataset``,
+    ``(name, options) → None``, refusing a bad dataset option before any job runs; ``read_model``,
+    ``(model section, option name) → ModelConfig`` for the models of its family; ``section``, the config
+    section of its own beside the groups (a field of ``RunConfig`` of that name), ``section_fields`` the
+    dataclass whose fields are that section's keys, and ``read_section``, ``(section) → an instance of it``."""
 
     job: str
     data: str
@@ -42,6 +50,12 @@ class Kind:
     tunes: bool = False
     dtypes: tuple[str, ...] = ("float64",)
     tiny: tuple[str, ...] = ()
+    datasets: str = ""
+    check_dataset: str = ""
+    read_model: str = ""
+    section: str = ""
+    section_fields: str = ""
+    read_section: str = ""
 
 
 PWA_LOSS = "max_affine"  # model=pwa: han_pwa's f(x) = max_i (a_iᵀx + b_i)
@@ -66,6 +80,9 @@ KINDS: dict[str, Kind] = {
         model="pwa",
         needs="han_pwa's dataset={dataset} {models}",
         tiny=("dataset=synthetic_pwa", "model=pwa", "dataset.m=8", "dataset.d=3", "reps=3"),
+        datasets="dpbench.pwa.dataset:PWA_DATASETS",
+        check_dataset="dpbench.pwa.config:check_dataset",
+        read_model="dpbench.pwa.config:read_model",
     ),
     "bo": Kind(
         "dpbench.bo.job:BO_JOB",
@@ -85,6 +102,10 @@ KINDS: dict[str, Kind] = {
             "bo.validation_size=200",
             "reps=2",
         ),
+        read_model="dpbench.bo.config:read_model",
+        section="bo",
+        section_fields="dpbench.settings:BOConfig",
+        read_section="dpbench.bo.config:read_section",
     ),
 }
 
@@ -114,11 +135,28 @@ def model_family(loss) -> str:
     return MODEL_FAMILIES.get(loss, "linear")
 
 
+def load(reference: str):
+    """The object a ``module:object`` reference of a :class:`Kind` names, imported now."""
+    module, name = reference.split(":")
+    return getattr(import_module(module), name)
+
+
 def job_kind(problem_kind: str):
     """The job kind (a :class:`~dpbench.jobs.kind.JobKind`) registered for ``problem_kind``; a bug
     when there is none: config validation accepts only algorithms whose kind is registered."""
     try:
-        module, name = KINDS[problem_kind].job.split(":")
+        reference = KINDS[problem_kind].job
     except KeyError:
         raise KeyError(f"no job kind for problem_kind {problem_kind!r}; known: {', '.join(KINDS)}") from None
-    return getattr(import_module(module), name)
+    return load(reference)
+
+
+def kind_datasets() -> dict[str, tuple[str, ...]]:
+    """Each kind's own datasets (those of a ``data`` other than ``rows``), by ``data``: e.g. {"pwa": ("synthetic_pwa",)}."""
+    return {kind.data: tuple(load(kind.datasets)) for kind in KINDS.values() if kind.datasets}
+
+
+def kind_of_family(family: str) -> Kind | None:
+    """The kind whose models are of ``family`` and who reads them itself (None: a linear model, read by the
+    configuration)."""
+    return next((kind for kind in KINDS.values() if kind.model == family and kind.read_model), None)
