@@ -130,6 +130,7 @@ def test_resume_strict_recomputes_a_job_computed_by_other_code(compose_run_confi
     with caplog.at_level(logging.INFO, logger="dpbench"):
         again = run_job(make_plan(cfg), tmp_path)
     assert "recomputing dp_sgd" in caplog.text and first["code_identity"].iloc[0] in caplog.text
+    assert "unreadable" not in caplog.text  # the results were read: only their code differs
     assert _identities(again) == {new} == _identities(pd.read_parquet(tmp_path / "results.parquet"))
     assert json.loads((tmp_path / "run.json").read_text())["code"]["identity"] == new
     assert not again["wall_time_s"].equals(first["wall_time_s"])  # computed again, not relabelled

@@ -79,12 +79,13 @@ TOY_ENTRY_POINTS = """\
     """
 
 
-def dpbench(args: list[str], cwd: Path, site: Path | None) -> subprocess.CompletedProcess:
+def dpbench(args: list[str], cwd: Path, site: Path | None, command: str = "dpbench") -> subprocess.CompletedProcess:
+    """Run ``python -m <command> args`` in ``cwd`` with the plugin ``site`` importable."""
     env = {**os.environ, "DPBENCH_CACHE": str(cwd / ".cache")}
     if site is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(site), env.get("PYTHONPATH"))))
     return subprocess.run(
-        [sys.executable, "-m", "dpbench", *args],
+        [sys.executable, "-m", command, *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -188,7 +189,8 @@ def status(sweep: Path, site: Path) -> dict[str, str]:
     return {job["overrides"][0].split("=")[1]: job["status"] for job in jobs}
 
 
-OVERSPENDING = '''
+# a plugin module of two methods, each with a bug of its own
+FAULTY = '''
 from typing import ClassVar
 
 from dpbench.algorithms.base import Look
@@ -208,18 +210,55 @@ class Overspender(DPSGD):
         result = super().fit(problem, ledger, rng, tracer)
         ledger.charge(GaussianEvent(0.01), label="unpaid")
         return result
+
+
+class Crasher(DPSGD):
+    """DP-SGD whose fit divides by zero: a bug in the plugin's own code."""
+
+    name: ClassVar[str] = "crasher"
+    label: ClassVar[str] = "Crasher"
+    look: ClassVar[Look] = Look(LIGHT_GREY, "p")
+
+    def fit(self, problem, ledger, rng, tracer):
+        return 1 / 0
 '''
 
 
 def test_an_overspending_plugin_method_is_blamed_in_one_line_not_called_a_dpbench_bug(tmp_path):
     site = install_plugin(tmp_path / "site", "[dpbench.methods]\noverspender = toy_plugin.bad:Overspender\n")
-    (site / "toy_plugin" / "bad.py").write_text(OVERSPENDING)
+    (site / "toy_plugin" / "bad.py").write_text(FAULTY)
     result = dpbench(["algorithm=dp_sgd", "algorithm.name=overspender", *SMALL], tmp_path, site)  # no preset: dp_sgd's
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2 and len(lines) == 1, result.stderr[-3000:]
     assert lines[0].startswith("dpbench: error: plugin toy-plugin 0.1 (entry point dpbench.methods:overspender")
     assert "method overspender overspent its privacy budget (BudgetExceeded" in lines[0]
     assert "internal error" not in result.stderr
+
+
+def test_a_plugin_method_that_crashes_is_blamed_not_called_a_dpbench_bug(tmp_path):
+    site = install_plugin(tmp_path / "site", "[dpbench.methods]\ncrasher = toy_plugin.bad:Crasher\n")
+    (site / "toy_plugin" / "bad.py").write_text(FAULTY)
+    result = dpbench(["algorithm=crasher", *SMALL], tmp_path, site)
+    last = result.stderr.strip().splitlines()[-1]
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert "ZeroDivisionError" in result.stderr and "bad.py" in result.stderr  # the traceback, for its author
+    assert last.startswith("dpbench: error: plugin toy-plugin 0.1 (entry point dpbench.methods:crasher")
+    assert "method crasher raised ZeroDivisionError: division by zero" in last and "a bug in the plugin" in last
+    assert "internal error" not in result.stderr
+
+
+def test_a_typo_in_a_plugins_entry_point_is_named_where_its_method_is_asked_for(tmp_path):
+    """The class name misspelt: ``algorithm=toy_sgd`` names the plugin that failed, not an unknown method;
+    a companion command says the same in one line."""
+    site = install_plugin(tmp_path / "site", "[dpbench.methods]\ntoy_sgd = toy_plugin.method:ToySDG\n")
+    result = dpbench(["algorithm=toy_sgd", *SMALL], tmp_path, site)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr[-3000:]
+    assert "plugin toy-plugin 0.1" in lines[0] and "ToySDG" in lines[0] and "unknown algorithm" not in lines[0]
+    plot = dpbench(["leaderboard", str(tmp_path)], tmp_path, site, command="dpbench.plot")
+    lines = plot.stderr.strip().splitlines()
+    assert plot.returncode == 2 and len(lines) == 1, plot.stderr[-3000:]
+    assert lines[0].startswith("dpbench-plot: error: plugin toy-plugin 0.1")
 
 
 def test_help_lists_a_plugins_presets_and_methods_with_their_source(toy_site, tmp_path, monkeypatch):

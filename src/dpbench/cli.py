@@ -57,7 +57,7 @@ def check_plain_group_choices(args: list[str]) -> None:
         valid = group_choices(group)
         for value in match["values"].split(","):
             if value not in valid and not (group == "experiment" and value == "null"):
-                raise ConfigError(f"unknown {group} {value!r}; valid choices: {', '.join(valid) or '(none)'}")
+                _refuse_unknown(group, value, valid)
 
 
 def check_group_choices(args: list[str]) -> None:
@@ -82,7 +82,17 @@ def check_group_choices(args: list[str]) -> None:
         valid = group_choices(group)
         for value in values:
             if value not in valid and not (group == "experiment" and value == "null"):
-                raise ConfigError(f"unknown {group} {value!r}; valid choices: {', '.join(valid) or '(none)'}")
+                _refuse_unknown(group, value, valid)
+
+
+def _refuse_unknown(group: str, value: str, valid: list[str]) -> None:
+    """Refuse an unknown option in one line. An unknown method may be a plugin's whose entry point the
+    source index cannot read (a typo in it): loading the registry then says which plugin fails, and why."""
+    from dpbench.method_names import unreadable_plugin_methods
+
+    if group == "algorithm" and unreadable_plugin_methods():
+        import dpbench.algorithms.registry  # noqa: F401 — its import refuses the plugin, naming it
+    raise ConfigError(f"unknown {group} {value!r}; valid choices: {', '.join(valid) or '(none)'}")
 
 
 def check_preset_mode(args: list[str]) -> None:
@@ -279,6 +289,10 @@ def _run_task(cfg: DictConfig) -> None:
         except (PrivacyViolation, BudgetExceeded) as exc:
             _blame_a_plugin(plan.run.algorithm, exc)
             raise
+        except Exception as exc:
+            if not isinstance(exc, (DpbenchError, OSError)):
+                _blame_a_plugins_crash(plan.run.algorithm, exc)
+            raise
         if hydra_cfg.mode == RunMode.RUN:
             print(headline(results, out_dir))
     except (DpbenchError, OSError) as exc:
@@ -304,6 +318,29 @@ def _blame_a_plugin(algorithm: str, exc: Exception) -> None:
             f"plugin {PLUGIN_SOURCES[algorithm]}: method {algorithm} overspent its privacy budget "
             f"({type(exc).__name__}: {exc}); a bug in the plugin, not in dpbench"
         ) from None
+
+
+def _blame_a_plugins_crash(algorithm: str, exc: Exception) -> None:
+    """An exception raised in a plugin's own code (a frame of its traceback is in the plugin's package) is
+    the plugin's bug: print the traceback for its author and raise a one-line error naming the plugin,
+    instead of asking for a dpbench bug report."""
+    import inspect
+    import traceback
+    from pathlib import Path
+
+    from dpbench.algorithms.registry import ALGORITHMS, PLUGIN_SOURCES
+
+    if algorithm not in PLUGIN_SOURCES:
+        return
+    package = Path(inspect.getfile(ALGORITHMS[algorithm])).resolve().parent
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not any(Path(frame.filename).resolve().is_relative_to(package) for frame in frames):
+        return
+    traceback.print_exception(exc)
+    raise DpbenchError(
+        f"plugin {PLUGIN_SOURCES[algorithm]}: method {algorithm} raised {type(exc).__name__}: {exc} "
+        "(traceback above); a bug in the plugin, not in dpbench"
+    ) from None
 
 
 def _key_dir(hydra_cfg, out_dir):

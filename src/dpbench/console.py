@@ -1,6 +1,8 @@
 """The edge every companion command (dpbench-status, dpbench-audit, dpbench-plot) shares with the
-terminal: a reader that stops early (``dpbench-status DIR | head``) ends the command quietly, and
-Ctrl-C ends it with one line and status 130, never with a traceback."""
+terminal: a reader that stops early (``dpbench-status DIR | head``) ends the command quietly,
+Ctrl-C ends it with one line and status 130, and a refusal raised before the command's own handling
+(an installed plugin that fails to load, found on the first import of the registry) is one line with
+status 2, never a traceback."""
 
 from __future__ import annotations
 
@@ -8,12 +10,15 @@ import functools
 import os
 import sys
 
+from dpbench.errors import DpbenchError
+
 
 def console_command(prog: str):
     """Decorate the ``main`` of command ``prog``: a closed stdout ends it with status 1 and no traceback
     (the recipe of the Python docs, "Note on SIGPIPE": stdout is flushed inside the guard, then pointed
     at /dev/null so that the interpreter's own flush at exit cannot raise again); Ctrl-C prints
-    ``<prog>: interrupted`` and returns 130 (128 + SIGINT)."""
+    ``<prog>: interrupted`` and returns 130 (128 + SIGINT); a :class:`~dpbench.errors.DpbenchError` that
+    reaches it prints ``<prog>: error: <message>`` and returns 2."""
 
     def decorate(main):
         @functools.wraps(main)
@@ -29,6 +34,9 @@ def console_command(prog: str):
             except KeyboardInterrupt:
                 print(f"{prog}: interrupted", file=sys.stderr)
                 return 130
+            except DpbenchError as exc:
+                print(f"{prog}: error: {exc}", file=sys.stderr)
+                return 2
 
         return wrapper
 

@@ -124,7 +124,7 @@ def _run_locked(plan: RunPlan, out_dir: Path, resolved_config: dict[str, Any] | 
             ", ".join(stale),
             identity,
         )
-    if results_path.exists() and not cfg.force:
+    if finished is None and results_path.exists() and not cfg.force:
         log.warning("%s is unreadable or incomplete; rerunning the job", results_path)
     clear_error_marker(out_dir)  # this attempt supersedes an earlier failure
     store = RunStore(out_dir, cfg.config_hash, identity, keep_other_code=cfg.resume == "keep")

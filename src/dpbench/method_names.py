@@ -89,6 +89,20 @@ def _module_file(module: str) -> Path | None:
 
 
 @cache
+def unreadable_plugin_methods() -> tuple[str, ...]:
+    """The ``dpbench.methods`` entry points whose module is not found or names no method here (e.g. a typo
+    in the class name): the registry's import refuses them, naming the plugin, so a name missing from
+    :func:`method_names` may be one of theirs."""
+    unread = []
+    for entry_point in plugin_entry_points(METHODS_GROUP):
+        module, _, attribute = entry_point.value.partition(":")
+        path = _module_file(module.strip())
+        if path is None or not _named_classes(path, only=attribute.strip() or None):
+            unread.append(entry_point.value)
+    return tuple(unread)
+
+
+@cache
 def method_names() -> dict[str, MethodName]:
     """Every installed method by name: the built-in ones, then each plugin's (read once per process)."""
     methods: dict[str, MethodName] = {}
