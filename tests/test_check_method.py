@@ -159,3 +159,12 @@ def test_the_correct_planted_base_passes_every_check(site, tmp_path):
         entry_points.write_text(original)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert result.stdout.strip().splitlines()[-1] == "dpbench check-method: good passed 7 checks"
+
+
+def test_a_preset_is_refused_naming_what_check_method_takes(capsys):
+    from dpbench.check_method import main
+
+    assert main(["dp_sgd_sigma4"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("dpbench check-method: error: algorithm=dp_sgd_sigma4 is a preset")
+    assert "dp_sgd" in err[0]

@@ -262,13 +262,22 @@ def test_a_typo_in_a_plugins_entry_point_is_named_where_its_method_is_asked_for(
 
 
 def test_help_lists_a_plugins_presets_and_methods_with_their_source(toy_site, tmp_path, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "300")  # help clips its lines to the terminal's width
+    """The source comes first, so that a narrow terminal clips the description, not where it comes from."""
+    monkeypatch.setenv("COLUMNS", "80")  # help clips its lines to the terminal's width (100 at least)
     result = dpbench(["--help"], tmp_path, toy_site)
     assert result.returncode == 0, result.stderr
     preset = next(line for line in result.stdout.splitlines() if line.strip().startswith("toy_sgd "))
-    assert preset.endswith("[from toy-plugin 0.1]")
+    assert preset.split(None, 1)[1].startswith("[from toy-plugin 0.1] ")
     method = next(line for line in result.stdout.splitlines() if line.strip().startswith("bare_sgd "))
-    assert method.split(None, 1)[1] == "DP-SGD with a grid of its own and no preset file. [from toy-plugin 0.1]"
+    assert method.split(None, 1)[1].startswith("[from toy-plugin 0.1] DP-SGD with a grid of its own")
+
+
+def test_help_with_a_plugin_that_fails_to_load_is_one_line_naming_it(tmp_path):
+    site = install_plugin(tmp_path / "site", "[dpbench.conf]\ntoy_plugin = toy_plugn\n")
+    result = dpbench(["--help"], tmp_path, site)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr[-3000:]
+    assert lines[0].startswith("dpbench: error: plugin toy-plugin 0.1") and "toy_plugn" in lines[0]
 
 
 def test_a_method_without_a_preset_file_composes_from_its_class(toy_site, tmp_path):

@@ -58,8 +58,9 @@ class Outcome:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    parser.add_argument("name", help="the method's name (algorithm=NAME)")
+    summary = __doc__.split("\n\n")[0].replace("``", "")  # the docstring's reST literals, as plain text
+    parser = argparse.ArgumentParser(prog=PROG, description=summary)
+    parser.add_argument("name", help="the method's name, its class's name (not a preset's)")
     parser.add_argument(
         "--draws",
         type=int,
@@ -335,9 +336,17 @@ def _owner(name: str) -> str:
 
 def check(name: str, draws: int, emit: Callable[[str], None]) -> list[Outcome]:
     """Run every check of method ``name``, emitting each outcome's line as it is known."""
-    from dpbench.algorithms.registry import algorithm_class
+    from dpbench.algorithms.registry import ALGORITHMS, algorithm_class
+    from dpbench.conf_files import option_file
+    from dpbench.errors import ConfigError
     from dpbench.jobs import KINDS
 
+    preset = option_file("algorithm", name)
+    if name not in ALGORITHMS and preset is not None:
+        raise ConfigError(
+            f"algorithm={name} is a preset ({preset}), not a method: check-method checks a method by its class's "
+            f"name, the one the preset configures; methods: {', '.join(sorted(ALGORITHMS))}"
+        )
     cls = algorithm_class(name)
     outcomes: list[Outcome] = []
 

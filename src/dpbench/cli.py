@@ -369,7 +369,10 @@ def main() -> None:
     if any(arg in ("--help", "-h") for arg in sys.argv[1:]):
         from dpbench.cli_help import help_text
 
-        print(help_text())
+        try:
+            print(help_text())
+        except ConfigError as exc:  # an installed plugin that fails to load, named in one line
+            _fail(str(exc))
         return
     try:
         use_command_line_config_dirs(sys.argv[1:])

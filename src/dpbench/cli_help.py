@@ -88,7 +88,7 @@ def help_text(width: int | None = None) -> str:
     lines = [f"dpbench {__version__}: a benchmark for differentially private optimisation", "", USAGE, ""]
     lines.append("config groups (GROUP=OPTION; the default is marked *):")
     defaults = _group_defaults(root / "config.yaml")
-    sources = {conf: f" [from {source.distribution}]" for conf, source in plugin_conf_dirs()}
+    sources = {conf: f"[from {source.distribution}] " for conf, source in plugin_conf_dirs()}
     for group in GROUPS:
         lines.append(f"  {group}:")
         for option in group_choices(group):
@@ -109,17 +109,18 @@ def help_text(width: int | None = None) -> str:
 
 
 def _described(group: str, option: str, root: Path, sources: dict[Path, str]) -> str:
-    """An option's first comment, and where it comes from when not from the shipped ``conf/``; for a
-    method without a preset file, its class docstring's first line (and its plugin)."""
+    """An option's first comment, after where it comes from when not from the shipped ``conf/`` (first, so
+    that a narrow terminal clips the description, not the source); for a method without a preset file, its
+    class docstring's first line (and its plugin)."""
     path = option_file(group, option)
     if path is None:
         method = method_names().get(option) if group == "algorithm" else None
         if method is None:
             return ""
-        return method.summary + (f" [from {method.source.distribution}]" if method.source else "")
+        return (f"[from {method.source.distribution}] " if method.source else "") + method.summary
     conf = path.parent.parent.resolve()
-    origin = "" if conf == root.resolve() else sources.get(conf, f" [from {conf}]")
-    return first_comment(path) + origin
+    origin = "" if conf == root.resolve() else sources.get(conf, f"[from {conf}] ")
+    return origin + first_comment(path)
 
 
 def _group_defaults(path: Path) -> dict[str, str]:
