@@ -9,7 +9,9 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -168,3 +170,25 @@ def test_a_preset_is_refused_naming_what_check_method_takes(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("dpbench check-method: error: algorithm=dp_sgd_sigma4 is a preset")
     assert "dp_sgd" in err[0]
+
+
+def test_a_method_without_what_its_kind_calls_fails_declared():
+    """The base class has no fit: a linear-model method that defines none is named, before any job runs."""
+    from dpbench.algorithms.base import Algorithm, FitResult
+    from dpbench.check_method import declared
+    from dpbench.constraints import COUNT
+
+    @dataclass
+    class NoFit(Algorithm):
+        name: ClassVar[str] = "no_fit"
+        steps: int = 3
+        parameter_constraints: ClassVar[dict] = {"steps": [COUNT]}
+
+    outcome = declared(NoFit)
+    assert not outcome.ok and outcome.detail == "it defines no fit(…), which a job of its kind (glm) calls"
+
+    class WithFit(NoFit):
+        def fit(self, problem, ledger, rng, tracer):
+            return FitResult(w=None, n_iterations=0)
+
+    assert declared(WithFit).ok

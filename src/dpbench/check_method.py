@@ -71,7 +71,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def declared(cls) -> Outcome:
-    """Every hyper-parameter constrained, and the defaults within the constraints."""
+    """What its kind's job calls defined (``Kind.entry``), every hyper-parameter constrained, and the
+    defaults within the constraints."""
+    from dpbench.jobs import KINDS
+
+    if cls.problem_kind not in KINDS:
+        return Outcome("declared", False, f"it runs problem_kind={cls.problem_kind!r}, which no job kind runs")
+    entry = KINDS[cls.problem_kind].entry
+    if not callable(getattr(cls, entry, None)):
+        return Outcome(
+            "declared", False, f"it defines no {entry}(…), which a job of its kind ({cls.problem_kind}) calls"
+        )
     fields = [field.name for field in dataclasses.fields(cls)]
     unconstrained = [key for key in fields if key not in cls.constraints()]
     if unconstrained:

@@ -201,7 +201,8 @@ def hydra_message(exc: BaseException, args: tuple[str, ...] = ()) -> str:
         if key == "algorithm.fidelity":
             return f"this algorithm has no fidelity modes; {_methods_with_modes()} have them (docs/deviations.md){in_sweep}"
         return (
-            f"{key} is not a key of this configuration: a typo, or a key of a {group} choice not "
+            f"{key} is not a key of this configuration: a typo, or a key of {'an' if group[0] in 'aeiou' else 'a'} "
+            f"{group} choice not "
             f"selected; `dpbench --cfg job` prints every key{in_sweep}"
         )
     text = text.split("Config search path", maxsplit=1)[0]

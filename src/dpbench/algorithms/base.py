@@ -212,6 +212,11 @@ class Refusal(NamedTuple):
 class Algorithm:
     """Base class of every method; subclasses are dataclasses whose fields are hyper-parameters.
 
+    What a method computes is its kind's to call (``Kind.entry``, :mod:`dpbench.jobs`): a linear-model
+    method implements ``fit(problem, ledger, rng, tracer) -> FitResult``; han_pwa's and kusner_bo's
+    implement ``release(problem, …)`` (:mod:`dpbench.pwa.algorithms`, :mod:`dpbench.bo.algorithms`). The
+    base class holds what every kind shares: the declarations below and the hooks that read them.
+
     Class attributes
     ----------------
     name : the config name (``algorithm=<name>``)
@@ -387,6 +392,3 @@ class Algorithm:
         """For ``adaptive_stopping`` methods: the privacy event of one step as planned before any data
         is seen (public values only), from which the Rényi filter's order is fixed
         (:func:`~dpbench.privacy.filter.filter_accountant`); None when the method plans none."""
-
-    def fit(self, problem, ledger, rng: np.random.Generator, tracer: Tracer) -> FitResult:
-        raise NotImplementedError

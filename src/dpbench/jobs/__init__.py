@@ -34,6 +34,8 @@ class Kind:
     needs, with ``{dataset}`` and ``{models}`` filled in. ``tunes``: whether ``tuning=oracle|private``
     wrap its fit. ``dtypes``: the ``data.dtype`` values it keeps its data in. ``tiny``: the overrides
     of a job of the kind that runs in seconds (``dpbench check-method`` runs a method's on them).
+    ``entry``: the method of its algorithms its job calls (``fit`` for a linear model, ``release`` for
+    han_pwa's and kusner_bo's), which ``dpbench check-method`` requires a method to define.
 
     What the configuration asks of a kind with datasets, models or settings of its own, each a
     ``module:object`` reference imported only when a job of the kind is resolved (:func:`load`):
@@ -50,6 +52,7 @@ class Kind:
     tunes: bool = False
     dtypes: tuple[str, ...] = ("float64",)
     tiny: tuple[str, ...] = ()
+    entry: str = "fit"
     datasets: str = ""
     check_dataset: str = ""
     read_model: str = ""
@@ -80,6 +83,7 @@ KINDS: dict[str, Kind] = {
         model="pwa",
         needs="han_pwa's dataset={dataset} {models}",
         tiny=("dataset=synthetic_pwa", "model=pwa", "dataset.m=8", "dataset.d=3", "reps=3"),
+        entry="release",
         datasets="dpbench.pwa.dataset:PWA_DATASETS",
         check_dataset="dpbench.pwa.config:check_dataset",
         read_model="dpbench.pwa.config:read_model",
@@ -102,6 +106,7 @@ KINDS: dict[str, Kind] = {
             "bo.validation_size=200",
             "reps=2",
         ),
+        entry="release",
         read_model="dpbench.bo.config:read_model",
         section="bo",
         section_fields="dpbench.settings:BOConfig",
