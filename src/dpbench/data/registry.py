@@ -72,7 +72,8 @@ def load_dataset(
     """Load dataset ``name`` with ``options`` (its YAML config minus ``name``) from ``data_dir``.
 
     Files are looked up under ``data_dir`` and verified; missing ones are downloaded from upstream
-    only when ``allow_download``. ``scaling`` (``data.scaling``) reaches the loaders of
+    only when ``allow_download``. A dataset read from files is parsed once and prepared for later loads
+    (:mod:`dpbench.data.prepared`). ``scaling`` (``data.scaling``) reaches the loaders of
     :data:`SCALED_DATASETS`; the others have nothing to scale. The features come in ``dtype``
     (``data.dtype``: float64 or float32; :func:`~dpbench.data.dataset.in_dtype`). Raises
     :class:`~dpbench.errors.DataError` (one line) for an unknown dataset or option, a missing or
@@ -86,11 +87,18 @@ def load_dataset(
 
     if dtype not in DATA_DTYPES:
         raise DataError(f"data.dtype must be one of {', '.join(DATA_DTYPES)}, got {dtype!r}")
+    from dpbench.data.prepared import load_prepared
+
     schema, loader = _entry(name)
     extra = {"scaling": scaling} if name in SCALED_DATASETS else {}
     if name in TYPED_DATASETS:
         extra["dtype"] = dtype
-    return in_dtype(loader(resolve(name, _plain(options), schema), Path(data_dir), allow_download, **extra), dtype)
+    resolved = resolve(name, _plain(options), schema)
+    dataset = load_prepared(
+        {"dataset": name, "options": resolved, "data_dir": str(Path(data_dir).resolve()), **extra},
+        lambda: loader(resolved, Path(data_dir), allow_download, **extra),
+    )
+    return in_dtype(dataset, dtype)
 
 
 def _plain(options: Mapping[str, Any]) -> dict[str, Any]:
