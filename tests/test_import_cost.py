@@ -81,3 +81,26 @@ def test_a_misspelt_group_option_is_answered_before_hydra_loads(tmp_path, args):
     assert result.returncode == 2 and "valid choices:" in result.stderr, result.stderr
     assert loaded == []
     assert not any(tmp_path.iterdir())  # nothing written: no outputs/ directory
+
+
+BUDGETS = [
+    ("privacy.eps", "0", "privacy.eps must be finite and > 0, got 0.0"),
+    ("privacy.eps", "1e5", "privacy.eps must be in [1e-06, 10000]"),
+    ("privacy.eps", "NaN", "privacy.eps must be a number, got NaN"),
+    ("privacy.delta", "2", "privacy.delta must be in (0, 1), got 2.0"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "message"), BUDGETS, ids=[f"{k}={v}" for k, v, _ in BUDGETS])
+def test_a_plain_bad_budget_is_answered_before_hydra_loads_in_the_same_words(tmp_path, key, value, message):
+    """``privacy.eps=0`` is refused with the standard library alone (``cli.check_plain_budget``), in the words
+    the composed configuration uses: the quoted value, which the pre-check leaves to Hydra, says the same."""
+    code = f"sys.argv = ['dpbench', '{key}={value}']\nfrom dpbench.cli import main\nmain()"
+    loaded, plain = run_and_list_loaded(code, tmp_path, (*HEAVY, *HYDRA, "numpy", "yaml"))
+    assert plain.returncode == 2 and message in plain.stderr, plain.stderr
+    assert loaded == []
+    assert not any(tmp_path.iterdir())
+    code = f"sys.argv = ['dpbench', \"{key}='{value}'\"]\nfrom dpbench.cli import main\nmain()"
+    loaded, composed = run_and_list_loaded(code, tmp_path, HYDRA)
+    assert composed.returncode == 2 and loaded == list(HYDRA), composed.stderr
+    assert composed.stderr.strip().splitlines()[-1] == plain.stderr.strip().splitlines()[-1]

@@ -60,6 +60,32 @@ def check_plain_group_choices(args: list[str]) -> None:
                 _refuse_unknown(group, value, valid)
 
 
+# ``privacy.eps=0`` or ``++privacy.delta=2``: one plain number, typed alike by Hydra and ``float``.
+PLAIN_BUDGET_OVERRIDE = re.compile(
+    r"^(?:\+\+)?(?P<key>privacy\.eps|privacy\.delta)="
+    r"(?P<value>[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|(?i:inf|nan)))$"
+)
+HYDRA_INSPECTIONS = ("-c", "--cfg", "--info", "-p", "--package", "--resolve", "--shell-completion", "-sc")
+
+
+def check_plain_budget(args: list[str]) -> None:
+    """Refuse a plain out-of-range ``privacy.eps`` or ``privacy.delta`` (a command-line value wins over
+    every preset) with the checks :class:`~dpbench.settings.PrivacyConfig` applies, before omegaconf and
+    Hydra load, so that a bad budget is answered at once. A request to print the configuration
+    (``--cfg job``) is left to Hydra."""
+    from dpbench.config_values import number
+    from dpbench.settings import check_delta, check_eps
+
+    if any(arg in HYDRA_INSPECTIONS for arg in args):
+        return
+    for arg in args:
+        match = PLAIN_BUDGET_OVERRIDE.match(arg)
+        if match is not None:
+            key = match["key"].lower()
+            value = number(match["value"], key)
+            (check_eps if key == "privacy.eps" else check_delta)(value)
+
+
 def check_group_choices(args: list[str]) -> None:
     """Refuse unknown group options on the command line before Hydra composes anything, so
     that ``algorithm=nope`` gets one line naming the valid choices instead of a stack of text."""
@@ -378,6 +404,7 @@ def main() -> None:
     try:
         use_command_line_config_dirs(sys.argv[1:])
         check_plain_group_choices(sys.argv[1:])
+        check_plain_budget(sys.argv[1:])
     except ConfigError as exc:
         _fail(str(exc))
     import hydra

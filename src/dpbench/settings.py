@@ -34,6 +34,24 @@ RESUME_MODES = ("strict", "keep")
 strict = compute it again, keep = keep its results (shown as stale)."""
 
 
+def check_eps(eps: float) -> None:
+    """Refuse a target ε outside what the accountants can price (also asked of a plain command-line
+    ``privacy.eps=…`` before Hydra loads, :func:`dpbench.cli.check_plain_budget`)."""
+    if not (math.isfinite(eps) and eps > 0):
+        raise ConfigError(f"privacy.eps must be finite and > 0, got {eps}")
+    if not MIN_EPS <= eps <= MAX_EPS:
+        raise ConfigError(
+            f"privacy.eps must be in [{MIN_EPS:g}, {MAX_EPS:g}] (outside it the accountants' arithmetic under- or "
+            f"overflows), got {eps:g}"
+        )
+
+
+def check_delta(delta: float) -> None:
+    """Refuse a target δ outside (0, 1)."""
+    if not (0.0 < delta < 1.0):
+        raise ConfigError(f"privacy.delta must be in (0, 1), got {delta}")
+
+
 @dataclass(frozen=True)
 class PrivacyConfig:
     """Target (ε, δ), the RDP → (ε, δ) conversion (``tight`` default, or chen_lee ``prop1``) and the
@@ -53,15 +71,8 @@ class PrivacyConfig:
     count_share: float = DEFAULT_COUNT_SHARE
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.eps) and self.eps > 0):
-            raise ConfigError(f"privacy.eps must be finite and > 0, got {self.eps}")
-        if not MIN_EPS <= self.eps <= MAX_EPS:
-            raise ConfigError(
-                f"privacy.eps must be in [{MIN_EPS:g}, {MAX_EPS:g}] (outside it the accountants' arithmetic under- or "
-                f"overflows), got {self.eps:g}"
-            )
-        if not (0.0 < self.delta < 1.0):
-            raise ConfigError(f"privacy.delta must be in (0, 1), got {self.delta}")
+        check_eps(self.eps)
+        check_delta(self.delta)
         if self.conversion not in CONVERSIONS:
             raise ConfigError(f"privacy.conversion must be one of {', '.join(CONVERSIONS)}, got {self.conversion!r}")
         if not (math.isfinite(self.count_share) and 0.0 <= self.count_share < 1.0):
