@@ -43,9 +43,14 @@ Rows (Adult = a9a, n = 32561, d = 124; synthetic = kuru's synthetic_logreg, n = 
   on the synthetic data.
 - import_engine: wall time of ``python -c "import dpbench.engine"`` in a fresh interpreter vs
   ``python -c "pass"`` (the interpreter's own start-up); the goal is on the absolute time.
-  cli_help, cli_unknown_option, cli_bad_value: the same for ``dpbench --help``, ``dpbench
-  algorithm=nope`` (refused before Hydra loads) and ``dpbench privacy.eps=-1`` (refused after
-  Hydra composes the configuration).
+  cli_help, cli_unknown_option, cli_bad_value, cli_bad_value_composed: the same for ``dpbench --help``,
+  ``dpbench algorithm=nope`` and ``dpbench privacy.eps=-1`` (both refused before Hydra loads) and
+  ``dpbench reps=0`` (refused after Hydra composes the configuration).
+- sweep_job_majority, sweep_job_one_step: ``dpbench -m … hydra/launcher=joblib`` over 4 and over 16
+  values of ε (Adult, 3 folds per job, warm prepared-data cache; ``algorithm=majority``, whose fit is
+  nothing, and one DP-SGD step, ``algorithm=dp_sgd algorithm.max_iterations=1``), interleaved, 3 rounds:
+  the per-job wall time is the slope (t₁₆ − t₄)/12 of each round, the start-up t₄ − 4·slope (imports,
+  composition, the joblib workers' start), both medians; the ratio column gives the 16-job sweep's wall.
 - sampler: ``poisson_subsample(32561, 0.01)`` vs its draws alone, ``rng.geometric(q, size=qn)``;
   sampler_old: the sampler it replaced, ``np.sort(rng.choice(n, Binomial(n, q), replace=False))``,
   vs the same draws. For the record.
@@ -73,6 +78,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -383,11 +389,54 @@ def import_engine_rows() -> list[Row]:
         "cli_help": ("-m", "dpbench.cli", "--help"),
         "cli_unknown_option": ("-m", "dpbench.cli", "algorithm=nope"),
         "cli_bad_value": ("-m", "dpbench.cli", "privacy.eps=-1"),
+        "cli_bad_value_composed": ("-m", "dpbench.cli", "reps=0"),
     }
     times = interleave(
         {name: interpreter(*args) for name, args in commands.items()} | {"bare": interpreter("-c", "pass")}, rounds=7
     )
     return [ratio_row(name, times[name], times["bare"], "measured ≤ 0.3 s") for name in commands]
+
+
+SWEEP_SIZES = (4, 16)  # the per-job cost is the slope between them, the start-up the rest
+
+
+def sweep_of(jobs: int, method: list[str]) -> Timed:
+    """The wall time of ``dpbench -m`` over ``jobs`` values of ε (``method``'s jobs on Adult, 3 folds
+    each, the joblib launcher, a fresh sweep directory), as a user runs it."""
+    epsilons = ",".join(f"{(k + 1) / 10:g}" for k in range(jobs))
+    args = ["-m", *method, "dataset=adult", "cv.folds=3", f"privacy.eps={epsilons}", "hydra/launcher=joblib"]
+
+    def run() -> float:
+        with tempfile.TemporaryDirectory() as tmp:
+            command = [sys.executable, "-m", "dpbench.cli", *args, f"hydra.sweep.dir={tmp}/sweep", "progress=false"]
+            return elapsed(lambda: subprocess.run(command, check=True, capture_output=True, cwd=tmp))
+
+    return run
+
+
+def sweep_job_rows() -> list[Row]:
+    """Per-job wall time in a joblib sweep: the slope between sweeps of 4 and 16 jobs, per round."""
+    if not os.environ.get("DPBENCH_DATA"):
+        raise Skipped("DPBENCH_DATA unset")
+    rows = []
+    for name, method in (
+        ("sweep_job_majority", ["algorithm=majority"]),
+        ("sweep_job_one_step", ["algorithm=dp_sgd", "algorithm.max_iterations=1"]),
+    ):
+        small, large = SWEEP_SIZES
+        times = interleave({size: sweep_of(size, method) for size in SWEEP_SIZES}, rounds=3)
+        per_job = [(b - a) / (large - small) for a, b in zip(times[small], times[large])]
+        start_up = [a - small * p for a, p in zip(times[small], per_job)]
+        rows.append(
+            Row(
+                name,
+                f"{format_seconds(statistics.median(per_job))} per job",
+                f"start-up {format_seconds(statistics.median(start_up))}",
+                f"{large} jobs: {format_seconds(statistics.median(times[large]))}",
+                "≤ 1.0 s per job",
+            )
+        )
+    return rows
 
 
 def sampler_rows() -> list[Row]:
@@ -504,6 +553,7 @@ ROWS: dict[str, Callable[[], list[Row]]] = {
     "trace_share_dp_sgd": trace_share_dp_sgd_rows,
     "trace_share_kuru": trace_share_kuru_rows,
     "import_engine": import_engine_rows,
+    "sweep_job": sweep_job_rows,
     "sampler": sampler_rows,
     "loss_value_logistic": loss_value_rows,
     "privgene_scorer": privgene_scorer_rows,

@@ -51,7 +51,10 @@ MANIFEST_FILE = "manifest.json"
 STATUSES = ("finished", "stale", "failed", "incomplete", "missing")
 DONE = ("finished", "stale")
 """The statuses of a job whose results are on disk."""
-BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
+BASIC_SWEEPERS = (
+    "hydra._internal.core_plugins.basic_sweeper.BasicSweeper",
+    "hydra_plugins.dpbench_sweeper.DpbenchSweeper",  # dpbench's default: the basic sweeper's jobs, checked faster
+)
 
 
 class SweepDirError(DpbenchError):
@@ -142,7 +145,7 @@ def expand_sweep(sweep_cfg) -> list[tuple[list[str], str]]:
 
     register_resolvers()
     target = OmegaConf.select(sweep_cfg, "hydra.sweeper._target_")
-    if target != BASIC_SWEEPER:
+    if target not in BASIC_SWEEPERS:
         raise _CannotExpand(f"the sweeper is {target}, not Hydra's basic sweeper")
     try:
         params = OmegaConf.select(sweep_cfg, "hydra.sweeper.params") or {}

@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from dpbench.privacy.accountants import PureDPAccountant, RDPAccountant
+from dpbench.privacy.counts import split_budget
 from dpbench.privacy.events import (
     GaussianAboveThresholdEvent,
     GaussianEvent,
@@ -23,6 +24,7 @@ from dpbench.privacy.mechanisms import (
     exponential_mechanism,
     exponential_mechanism_probabilities,
     gaussian_mechanism,
+    laplace_calibration,
     laplace_mechanism,
     report_noisy_max,
     sample_above_threshold,
@@ -30,6 +32,7 @@ from dpbench.privacy.mechanisms import (
     subsampled_laplace_mechanism,
     vector_laplace_mechanism,
 )
+from dpbench.settings import DEFAULT_COUNT_SHARE
 
 ALPHA = 1e-3  # significance level of the goodness-of-fit tests below (fixed seeds, so deterministic)
 
@@ -354,3 +357,42 @@ def test_a_sensitivity_that_holds_with_probability_one_minus_delta_is_charged_as
     with pytest.raises(ValueError, match="failure_probability must be in"):
         laplace_mechanism(0.5, sensitivity=1.0, epsilon=1.0, rng=rng, ledger=ledger, failure_probability=1.0)
     assert len(ledger.entries) == 4  # nothing charged for the refused call
+
+
+# The count's share of ε = 0.01, 0.02, …, 5 (dpbench.privacy.counts): some reciprocals round back above
+# it (1/(1/ε) > ε: 0.045 of ε = 0.9), most round-trip; a strict pure ledger of exactly ε accepts each release.
+ROUND_TRIP_EPSILONS = [split_budget(k / 100, DEFAULT_COUNT_SHARE).count_eps for k in range(1, 501)]
+
+
+def test_a_laplace_release_fits_a_ledger_of_exactly_its_epsilon():
+    rounded_above = [eps for eps in ROUND_TRIP_EPSILONS if 1.0 / (1.0 / eps) > eps]
+    assert (
+        split_budget(0.9, DEFAULT_COUNT_SHARE).count_eps in rounded_above and len(rounded_above) > 10
+    )  # the case exists: the test is not vacuous
+    for eps in ROUND_TRIP_EPSILONS:
+        for mechanism in (laplace_mechanism, subsampled_laplace_mechanism):
+            ledger = Ledger(eps, 1e-6, PureDPAccountant())
+            extra = {"sample_size": 10, "population": 10} if mechanism is subsampled_laplace_mechanism else {}
+            mechanism(1.0, sensitivity=1.0, epsilon=eps, rng=np.random.default_rng(0), ledger=ledger, **extra)
+            assert ledger.eps_spent <= eps
+
+
+def test_laplace_calibration_keeps_the_noise_where_the_reciprocal_round_trips_and_widens_it_elsewhere():
+    for eps in ROUND_TRIP_EPSILONS:
+        noise_multiplier, drawn_at = laplace_calibration(eps)
+        assert 1.0 / noise_multiplier <= eps and drawn_at <= eps
+        if 1.0 / (1.0 / eps) <= eps:
+            assert (noise_multiplier, drawn_at) == (1.0 / eps, eps)  # the releases of before, bit for bit
+        else:
+            assert noise_multiplier == math.nextafter(1.0 / eps, math.inf) and drawn_at < eps
+
+
+def test_budget_exceeded_survives_pickling():
+    """A job's exception crosses a process boundary in a joblib or Ray sweep."""
+    import pickle
+
+    ledger = Ledger(0.1, 1e-6, PureDPAccountant())
+    with pytest.raises(BudgetExceeded) as raised:
+        laplace_mechanism(1.0, sensitivity=1.0, epsilon=0.2, rng=np.random.default_rng(0), ledger=ledger)
+    copy = pickle.loads(pickle.dumps(raised.value))
+    assert type(copy) is BudgetExceeded and str(copy) == str(raised.value) and copy.budget == 0.1

@@ -77,6 +77,15 @@ def test_an_add_remove_run_pays_for_n_and_its_method_reads_only_the_noisy_count(
         assert summary["epsilon"] == 0.95
 
 
+def test_a_count_share_whose_reciprocal_rounds_up_is_released(compose_run_config, tmp_path):
+    """ε = 0.9 gives ε_n = 0.045, and 1/(1/0.045) > 0.045 in floating point: the count's Laplace event is
+    priced at most ε_n (one ulp more noise), where it used to end the job with BudgetExceeded."""
+    _, results, ledgers = _job(compose_run_config, tmp_path, "privacy.eps=0.9")
+    assert results["eps_count"].between(0.045 * (1 - 1e-15), split_budget(0.9, 0.05).count_eps).all()
+    for summary in ledgers:
+        assert summary["count"]["eps_spent"] <= summary["count"]["epsilon"]
+
+
 def test_replace_one_pays_nothing_and_reads_the_fold_size(compose_run_config, tmp_path):
     _, results, ledgers = _job(compose_run_config, tmp_path, "algorithm=objpert", "privacy.neighbouring=replace_one")
     assert (results["eps_count"] == 0.0).all() and (results["n_public"] == results["n_train"]).all()

@@ -31,6 +31,10 @@ class BudgetExceeded(Exception):
             f"eps = {eps_would_be:.6g} > budget eps = {budget:.6g} (delta = {delta:.3g}); nothing was charged"
         )
 
+    def __reduce__(self):
+        """Rebuilt from its fields: a job's exception crosses a process boundary in a joblib or Ray sweep."""
+        return type(self), (self.label, self.event, self.count, self.budget, self.delta, self.eps_would_be)
+
 
 class RelationMismatch(ValueError):
     """A charge's sensitivity was computed for another neighbouring relation than the ledger's."""

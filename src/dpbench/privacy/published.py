@@ -26,7 +26,7 @@ from dpbench.privacy.events import (
     PureDPEvent,
     SampledWithoutReplacementEvent,
 )
-from dpbench.privacy.mechanisms import _scores
+from dpbench.privacy.mechanisms import _scores, laplace_calibration
 from dpbench.privacy.samplers import require_numpy_sampler
 
 
@@ -78,7 +78,7 @@ def subsampled_laplace_std_as_scale(
         raise ValueError(f"sample_size ({m}) exceeds population ({n})")
     check_generator(rng)
     require_numpy_sampler("subsampled_laplace_std_as_scale")
-    event = LaplaceEvent(1.0 / epsilon)
+    event = LaplaceEvent(laplace_calibration(epsilon)[0])
     ledger.pay(event if m == n else SampledWithoutReplacementEvent(m, n, event), label=label, neighbouring=neighbouring)
     return x + rng.laplace(0.0, scale, size=x.shape)
 
