@@ -54,8 +54,12 @@ def shared_data():
 
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path_factory, monkeypatch):
-    """Keep F* and download caches out of the user's home during tests."""
+    """Keep F* and download caches out of the user's home during tests. The cache is shared by a worker's
+    tests, so whole-budget trials (:mod:`dpbench.trials`) are not kept in process: a test that changes a
+    method's behaviour in place would otherwise be handed another test's trial of the same configuration.
+    A command run by ``cli`` keeps them, in its own directory."""
     monkeypatch.setenv("DPBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "dpbench-cache"))
+    monkeypatch.setenv("DPBENCH_TRIAL_CACHE", "0")
 
 
 @pytest.fixture
@@ -63,7 +67,8 @@ def cli(isolated_cache):
     """``cli(args, cwd, module="dpbench", env=None)`` runs ``python -m <module> args`` in a subprocess."""
 
     def run(args: list[str], cwd: Path, *, module: str = "dpbench", env: dict | None = None, timeout: int = 900):
-        full_env = {**os.environ, "DPBENCH_CACHE": str(cwd / ".cache"), **(env or {})}
+        inherited = {k: v for k, v in os.environ.items() if k != "DPBENCH_TRIAL_CACHE"}
+        full_env = {**inherited, "DPBENCH_CACHE": str(cwd / ".cache"), **(env or {})}
         return subprocess.run(
             [sys.executable, "-m", module, *args],
             cwd=cwd,

@@ -139,9 +139,33 @@ def _train(algorithm, context: FitContext, problem: GLMProblem, seed: np.random.
     return result, tracer, ledger, reported, time.perf_counter() - start
 
 
+def _whole_budget_trial(algorithm, context: FitContext, problem: GLMProblem, params: dict[str, Any]):
+    """:func:`_train` with the whole budget from the run's noise stream, the trial of ``params`` that a fixed
+    job and an oracle job both train: taken from :mod:`dpbench.trials` when either trained it already
+    (its counts restored on ``problem``, its seconds as measured then), else trained and kept there."""
+    from dpbench import trials
+
+    seed = context.noise_seed()
+    key = trials.trial_key(context.cfg, params, context.fold, context.rep, seed)
+    kept = trials.load(key)
+    if kept is None:
+        result, tracer, ledger, reported, seconds = _train(algorithm, context, problem, seed)
+        counts = problem.counts
+        trials.save(key, trials.KeptTrial(result, tracer.rows, ledger, counts.grad_evals, counts.obj_evals, seconds))
+        return result, tracer, ledger, reported, seconds
+    ledger, reported = context.make_ledger(algorithm) if algorithm.private else (None, native_epsilon)
+    ledger = kept.ledger
+    tracer = context.tracer(problem, ledger, reported)
+    tracer.rows = kept.trace_rows
+    problem.counts.grad_evals, problem.counts.obj_evals = kept.grad_evals, kept.obj_evals
+    return kept.result, tracer, ledger, reported, kept.seconds
+
+
 def fit_fixed(algorithm, context: FitContext, mode: str = "fixed") -> Fitted:
     """The method as configured, once, with the whole budget (also every mode's fit of a method with nothing to tune)."""
-    result, tracer, ledger, reported, wall = _train(algorithm, context, context.problem, context.noise_seed())
+    result, tracer, ledger, reported, wall = _whole_budget_trial(
+        algorithm, context, context.problem, context.cfg.algorithm_params
+    )
     eps = reported(ledger.eps_spent) if ledger is not None else math.inf
     return Fitted(result, context.problem, tracer, ledger, eps, wall, _columns(mode, eps, 0.0, 1, {}, math.nan))
 
@@ -159,9 +183,10 @@ def fit_oracle(context: FitContext) -> Fitted:
     cfg, split = context.cfg, context.split
     best, best_accuracy, wall, points = None, -math.inf, 0.0, grid_points(cfg.tuning.grid)
     for setting in points:
-        algorithm = make_algorithm(cfg.algorithm, {**cfg.algorithm_params, **setting})
+        params = {**cfg.algorithm_params, **setting}
+        algorithm = make_algorithm(cfg.algorithm, params)
         problem = context.make_problem(split.X_train, split.y_train, split.public_n)
-        result, tracer, ledger, reported, seconds = _train(algorithm, context, problem, context.noise_seed())
+        result, tracer, ledger, reported, seconds = _whole_budget_trial(algorithm, context, problem, params)
         wall += seconds
         accuracy = float(np.mean(result.predict(split.X_test) == split.y_test)) if split.y_test.shape[0] else math.nan
         if best is None or accuracy > best_accuracy:
