@@ -45,7 +45,7 @@ Rows (Adult = a9a, n = 32561, d = 124; synthetic = kuru's synthetic_logreg, n = 
   ``python -c "pass"`` (the interpreter's own start-up); the goal is on the absolute time.
   cli_help, cli_unknown_option, cli_bad_value, cli_bad_value_composed: the same for ``dpbench --help``,
   ``dpbench algorithm=nope`` and ``dpbench privacy.eps=-1`` (both refused before Hydra loads) and
-  ``dpbench reps=0`` (refused after Hydra composes the configuration).
+  ``dpbench cv.test_fraction=2`` (refused after Hydra composes the configuration).
 - sweep_job_majority, sweep_job_one_step: ``dpbench -m … hydra/launcher=joblib`` over 4 and over 16
   values of ε (Adult, 3 folds per job, warm prepared-data cache; ``algorithm=majority``, whose fit is
   nothing, and one DP-SGD step, ``algorithm=dp_sgd algorithm.max_iterations=1``), interleaved, 3 rounds:
@@ -389,7 +389,7 @@ def import_engine_rows() -> list[Row]:
         "cli_help": ("-m", "dpbench.cli", "--help"),
         "cli_unknown_option": ("-m", "dpbench.cli", "algorithm=nope"),
         "cli_bad_value": ("-m", "dpbench.cli", "privacy.eps=-1"),
-        "cli_bad_value_composed": ("-m", "dpbench.cli", "reps=0"),
+        "cli_bad_value_composed": ("-m", "dpbench.cli", "cv.test_fraction=2"),
     }
     times = interleave(
         {name: interpreter(*args) for name, args in commands.items()} | {"bare": interpreter("-c", "pass")}, rounds=7

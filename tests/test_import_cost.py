@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from dpbench.errors import ConfigError
+
 HEAVY = ("pandas", "pyarrow", "sklearn", "scipy", "matplotlib", "tqdm", "joblib")
 HYDRA = ("hydra", "omegaconf")
 
@@ -83,24 +85,30 @@ def test_a_misspelt_group_option_is_answered_before_hydra_loads(tmp_path, args):
     assert not any(tmp_path.iterdir())  # nothing written: no outputs/ directory
 
 
-BUDGETS = [
+PLAIN_VALUES = [
     ("privacy.eps", "0", "privacy.eps must be finite and > 0, got 0.0"),
     ("privacy.eps", "1e5", "privacy.eps must be in [1e-06, 10000]"),
     ("privacy.eps", "NaN", "privacy.eps must be a number, got NaN"),
     ("privacy.delta", "2", "privacy.delta must be in (0, 1), got 2.0"),
+    ("reps", "0", "reps must be ≥ 1, got 0"),
+    ("reps", "1.5", "reps must be an integer, got 1.5"),
+    ("cv.folds", "-2", "cv.folds must be ≥ 1, got -2"),
+    ("seed", "99999999999999999999", "seed must be in [0, 2^63 − 1]"),
+    ("seed", "1e30", "seed must be in [0, 2^63 − 1]"),
 ]
 
 
-@pytest.mark.parametrize(("key", "value", "message"), BUDGETS, ids=[f"{k}={v}" for k, v, _ in BUDGETS])
-def test_a_plain_bad_budget_is_answered_before_hydra_loads_in_the_same_words(tmp_path, key, value, message):
-    """``privacy.eps=0`` is refused with the standard library alone (``cli.check_plain_budget``), in the words
-    the composed configuration uses: the quoted value, which the pre-check leaves to Hydra, says the same."""
+@pytest.mark.parametrize(("key", "value", "message"), PLAIN_VALUES, ids=[f"{k}={v}" for k, v, _ in PLAIN_VALUES])
+def test_a_plain_bad_value_is_answered_before_hydra_loads_in_the_same_words(
+    tmp_path, compose_run_config, key, value, message
+):
+    """``privacy.eps=0`` or ``reps=0`` is refused with the standard library alone (``cli.check_plain_values``),
+    in the words of the composed configuration's own refusal."""
     code = f"sys.argv = ['dpbench', '{key}={value}']\nfrom dpbench.cli import main\nmain()"
     loaded, plain = run_and_list_loaded(code, tmp_path, (*HEAVY, *HYDRA, "numpy", "yaml"))
     assert plain.returncode == 2 and message in plain.stderr, plain.stderr
     assert loaded == []
     assert not any(tmp_path.iterdir())
-    code = f"sys.argv = ['dpbench', \"{key}='{value}'\"]\nfrom dpbench.cli import main\nmain()"
-    loaded, composed = run_and_list_loaded(code, tmp_path, HYDRA)
-    assert composed.returncode == 2 and loaded == list(HYDRA), composed.stderr
-    assert composed.stderr.strip().splitlines()[-1] == plain.stderr.strip().splitlines()[-1]
+    with pytest.raises(ConfigError) as composed:
+        compose_run_config(f"{key}={value}")
+    assert plain.stderr.strip() == f"dpbench: error: {composed.value}"

@@ -60,30 +60,40 @@ def check_plain_group_choices(args: list[str]) -> None:
                 _refuse_unknown(group, value, valid)
 
 
-# ``privacy.eps=0`` or ``++privacy.delta=2``: one plain number, typed alike by Hydra and ``float``.
-PLAIN_BUDGET_OVERRIDE = re.compile(
-    r"^(?:\+\+)?(?P<key>privacy\.eps|privacy\.delta)="
+# ``privacy.eps=0``, ``++reps=0``: one plain number, typed alike by Hydra and by ``int`` / ``float``.
+PLAIN_VALUE_OVERRIDE = re.compile(
+    r"^(?:\+\+)?(?P<key>privacy\.eps|privacy\.delta|reps|cv\.folds|seed)="
     r"(?P<value>[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|(?i:inf|nan)))$"
 )
 HYDRA_INSPECTIONS = ("-c", "--cfg", "--info", "-p", "--package", "--resolve", "--shell-completion", "-sc")
 
 
-def check_plain_budget(args: list[str]) -> None:
-    """Refuse a plain out-of-range ``privacy.eps`` or ``privacy.delta`` (a command-line value wins over
-    every preset) with the checks :class:`~dpbench.settings.PrivacyConfig` applies, before omegaconf and
-    Hydra load, so that a bad budget is answered at once. A request to print the configuration
-    (``--cfg job``) is left to Hydra."""
-    from dpbench.config_values import number
-    from dpbench.settings import check_delta, check_eps
+def check_plain_values(args: list[str]) -> None:
+    """Refuse a plain out-of-range ``privacy.eps``, ``privacy.delta``, ``reps``, ``cv.folds`` or ``seed``
+    (a command-line value wins over every preset) with the checks the composed configuration applies
+    (:mod:`dpbench.settings`, read as :mod:`dpbench.resolve` reads them), before omegaconf and Hydra load,
+    so that a bad value is answered at once. A request to print the configuration (``--cfg job``) is
+    left to Hydra."""
+    from dpbench import settings
+    from dpbench.config_values import integer, number
 
+    checks = {
+        "privacy.eps": (number, settings.check_eps),
+        "privacy.delta": (number, settings.check_delta),
+        "reps": (integer, settings.check_reps),
+        "cv.folds": (integer, settings.check_folds),
+        "seed": (integer, settings.check_seed),
+    }
     if any(arg in HYDRA_INSPECTIONS for arg in args):
         return
     for arg in args:
-        match = PLAIN_BUDGET_OVERRIDE.match(arg)
-        if match is not None:
-            key = match["key"].lower()
-            value = number(match["value"], key)
-            (check_eps if key == "privacy.eps" else check_delta)(value)
+        match = PLAIN_VALUE_OVERRIDE.match(arg)
+        if match is None:
+            continue
+        key, raw = match["key"], match["value"]
+        read, check = checks[key]
+        value = int(raw) if raw.lstrip("+-").isdigit() else float(raw)  # Hydra's int, else its float
+        check(read(value, key))
 
 
 def check_group_choices(args: list[str]) -> None:
@@ -404,7 +414,7 @@ def main() -> None:
     try:
         use_command_line_config_dirs(sys.argv[1:])
         check_plain_group_choices(sys.argv[1:])
-        check_plain_budget(sys.argv[1:])
+        check_plain_values(sys.argv[1:])
     except ConfigError as exc:
         _fail(str(exc))
     import hydra

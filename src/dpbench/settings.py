@@ -36,7 +36,7 @@ strict = compute it again, keep = keep its results (shown as stale)."""
 
 def check_eps(eps: float) -> None:
     """Refuse a target ε outside what the accountants can price (also asked of a plain command-line
-    ``privacy.eps=…`` before Hydra loads, :func:`dpbench.cli.check_plain_budget`)."""
+    ``privacy.eps=…`` before Hydra loads, :func:`dpbench.cli.check_plain_values`)."""
     if not (math.isfinite(eps) and eps > 0):
         raise ConfigError(f"privacy.eps must be finite and > 0, got {eps}")
     if not MIN_EPS <= eps <= MAX_EPS:
@@ -252,6 +252,22 @@ class RunConfig:
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def check_seed(seed: int) -> None:
+    """Refuse a seed outside [0, 2^63 − 1] (stored as int64)."""
+    if not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"seed must be in [0, 2^63 − 1], got {seed}")
+
+
+def check_reps(reps: int) -> None:
+    if reps < 1:
+        raise ConfigError(f"reps must be ≥ 1, got {reps}")
+
+
+def check_folds(folds: int) -> None:
+    if folds < 1:
+        raise ConfigError(f"cv.folds must be ≥ 1, got {folds}")
+
+
 def check_settings(settings: Mapping[str, Any]) -> None:
     """The ranges of RunConfig's scalar settings (``settings``: field name → value); which names are
     valid (``scaling``, ``dtype``) the resolver asks of the data layer."""
@@ -268,12 +284,9 @@ def check_settings(settings: Mapping[str, Any]) -> None:
             "resume",
         )
     )
-    if not 0 <= seed <= MAX_SEED:
-        raise ConfigError(f"seed must be in [0, 2^63 − 1], got {seed}")
-    if reps < 1:
-        raise ConfigError(f"reps must be ≥ 1, got {reps}")
-    if folds < 1:
-        raise ConfigError(f"cv.folds must be ≥ 1, got {folds}")
+    check_seed(seed)
+    check_reps(reps)
+    check_folds(folds)
     if not 0.0 <= test_fraction < 1.0:
         raise ConfigError(f"cv.test_fraction must be in [0, 1), got {test_fraction}")
     if test_fraction == 0.0 and folds > 1:
