@@ -104,7 +104,7 @@ def test_authors_code_moves_to_the_candidate_before_the_chosen_one(monkeypatch):
     (candidate steps 0, 0.1, …, 2; w₀ = 0 and a unit direction, so ‖w₁‖ is the step)."""
     rng_x = np.random.default_rng(0)
     problem = make_problem(rng_x.normal(size=(200, 4)) / 4, np.sign(rng_x.normal(size=200)), loss="logistic", reg=0.0)
-    monkeypatch.setattr(dp_agd_module, "report_noisy_max", lambda *a, **k: 3)
+    monkeypatch.setattr(dp_agd_module, "report_noisy_max_screened", lambda *a, **k: 3)  # the logistic loss's
     monkeypatch.setattr(dp_agd_module, "noisy_min_exponential_subtracted", lambda *a, **k: 3)
     norms = {}
     for fidelity in ("correct", "authors_code"):

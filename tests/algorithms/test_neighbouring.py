@@ -286,7 +286,7 @@ def test_dp_agd_noisy_min_scores_are_add_remove_with_public_n(monkeypatch):
     """DP-AGD's noisy min is charged C_obj (monotone). Its scores Σ min(ℓ_i(v), C_obj) + n̄(μ/2)‖v‖²
     move by ≤ C_obj, all in one direction, when a record is removed with n̄ public; had n followed the
     data, by C_obj + (μ/2)‖v‖²."""
-    calls = _capture(monkeypatch, dp_agd_module, "report_noisy_max", lambda value, kw: 1)
+    calls = _capture(monkeypatch, dp_agd_module, "report_noisy_max_screened", lambda value, kw: 1)
     algo = DPAGD(max_iterations=1)
     n, reg = 12, 0.1
     rng = np.random.default_rng(2)
@@ -301,7 +301,7 @@ def test_dp_agd_noisy_min_scores_are_add_remove_with_public_n(monkeypatch):
     candidates = w[None, :] - steps[:, None] * direction[None, :]  # v = 0, 5, 10
 
     def scores(problem):
-        return algo._scores(problem, w, direction, steps, candidates)
+        return algo._scores(problem, problem.X @ w, problem.X @ direction, steps, candidates)
 
     on_d = scores(make_problem(X, y, loss="logistic", reg=reg))
     own_n = scores(make_problem(*_without(X, y, 0), loss="logistic", reg=reg))

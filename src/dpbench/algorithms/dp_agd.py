@@ -18,6 +18,13 @@ noise, ε_nmax-DP because the clipped-loss sums are monotone under adding a reco
 are the clipped loss sums plus the (data-independent) n·(μ/2)‖v‖², so the step is chosen on the
 regularised objective the run is measured on.
 
+Cost: the noisy min scores n × 21 candidate margins per iteration, and for the logistic loss the exp and
+log1p of each are the fit's floor in float64. The scores are therefore screened
+(:mod:`dpbench.privacy.screening`): computed in float32 with a rigorous error bound, and exactly only when
+those cannot decide report-noisy-max's index (rarely: the noise scale C_obj/ε_nmax is 10³–10⁵ times the
+bound). The released index, the draws and hence the whole fit are those of the exact computation, bit for
+bit (tests/algorithms/test_dp_agd.py).
+
 ``fidelity=authors_code`` follows the public code (``algo/agd_rho.py``) where it differs, line for
 line (:data:`AUTHORS_CODE`): its noisy min adds the exponential noise to the *scores*
 (:func:`dpbench.privacy.published.noisy_min_exponential_subtracted`, not ε-DP: its rows are labelled
@@ -40,12 +47,14 @@ from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitR
 from dpbench.algorithms.palette import BLUE
 from dpbench.constraints import COUNT, POSITIVE, Constraint
 from dpbench.privacy.events import GaussianEvent, PureDPEvent
-from dpbench.privacy.mechanisms import gaussian_mechanism, report_noisy_max
+from dpbench.privacy.mechanisms import gaussian_mechanism, report_noisy_max, report_noisy_max_screened
 from dpbench.privacy.published import noisy_min_exponential_subtracted
+from dpbench.privacy.screening import ScreenedValues
 from dpbench.privacy.zcdp import zcdp_rho_for_epsilon
 from dpbench.problems.products import matvec
 
 _SCORE_BLOCK_ENTRIES = 1 << 16  # candidate scoring in row blocks of ≤ 512 KB per buffer (they stay in cache)
+_APPROXIMATE_BLOCK_ENTRIES = 1 << 20  # float32 screening in blocks of ≤ 4 MB: fewer, longer passes (Adult: one)
 
 AUTHORS_CODE = FidelityMode(
     changes=(
@@ -137,8 +146,7 @@ class DPAGD(Algorithm):
                     break
                 direction = noisy / np.linalg.norm(noisy) + problem.regulariser_gradient(w)
                 candidates = w[None, :] - steps[:, None] * direction[None, :]
-                scores = self._scores(problem, w, direction, steps, candidates, regularised=not authors)
-                index = self._noisy_min(scores, eps_nmax, rng, ledger)
+                index = self._noisy_min(problem, w, direction, steps, candidates, eps_nmax, rng, ledger)
                 if index > 0:
                     w = candidates[index - 1 if authors else index]
                     chosen.append(steps[index])
@@ -160,22 +168,44 @@ class DPAGD(Algorithm):
             tracer.record(t, w, step_size=float(steps[index]), rho_grad=rho_ng, max_step=max_step)
         return FitResult(w=w, n_iterations=t, info={"final_rho_grad": rho_ng})
 
-    def _noisy_min(self, scores: np.ndarray, eps_nmax: float, rng, ledger) -> int:
-        """The index of the chosen candidate step: report-noisy-max on −scores (monotone, ε_nmax-DP),
-        or the public code's noisy min under ``fidelity=authors_code``."""
+    def _noisy_min(self, problem, w, direction, steps, candidates, eps_nmax: float, rng, ledger) -> int:
+        """The index of the chosen candidate step (:meth:`_select` of :meth:`_scores`). For the logistic loss
+        under ``fidelity=correct`` the scores are screened (:meth:`_approximate_scores`,
+        :mod:`dpbench.privacy.screening`): computed exactly only when the approximate ones cannot decide the
+        index, which is the exact mechanism's either way."""
+        at_w = matvec(problem.X, w).ravel()
+        along = matvec(problem.X, direction).ravel()
+        problem.counts.obj_evals += problem.n * candidates.shape[0]
+        authors = self.fidelity == "authors_code"
+
+        def exact() -> np.ndarray:
+            return self._scores(problem, at_w, along, steps, candidates, regularised=not authors)
+
+        if authors or problem.loss.name != "logistic":
+            return self._select(exact(), eps_nmax, rng, ledger)
+        approx, error = self._approximate_scores(problem, at_w, along, steps, candidates)
+        screened = ScreenedValues(-approx, error, lambda: -exact())
+        return report_noisy_max_screened(screened, **self._noisy_max_terms(eps_nmax, rng, ledger))
+
+    def _select(self, scores: np.ndarray, eps_nmax: float, rng, ledger) -> int:
+        """The index chosen from ``scores``: report-noisy-max on −scores (monotone, ε_nmax-DP), or the
+        public code's noisy min under ``fidelity=authors_code``."""
         if self.fidelity == "authors_code":
             return noisy_min_exponential_subtracted(
                 scores, sensitivity=self.clip_obj, epsilon=eps_nmax, rng=rng, ledger=ledger, label="dp_agd.noisy_min"
             )
-        return report_noisy_max(
-            -scores,
-            sensitivity=self.clip_obj,
-            epsilon=eps_nmax,
-            rng=rng,
-            ledger=ledger,
-            monotonic=True,
-            label="dp_agd.noisy_min",
-        )
+        return report_noisy_max(-scores, **self._noisy_max_terms(eps_nmax, rng, ledger))
+
+    def _noisy_max_terms(self, eps_nmax: float, rng, ledger) -> dict:
+        """Report-noisy-max on −scores: sensitivity C_obj, monotone, ε_nmax-DP."""
+        return {
+            "sensitivity": self.clip_obj,
+            "epsilon": eps_nmax,
+            "rng": rng,
+            "ledger": ledger,
+            "monotonic": True,
+            "label": "dp_agd.noisy_min",
+        }
 
     def _noisy(self, clipped_sum: np.ndarray, rho: float, rng, ledger) -> np.ndarray:
         return gaussian_mechanism(
@@ -187,9 +217,9 @@ class DPAGD(Algorithm):
             label="dp_agd.gradient",
         )
 
-    def _scores(self, problem, w, direction, steps, candidates: np.ndarray, *, regularised: bool = True) -> np.ndarray:
+    def _scores(self, problem, at_w, along, steps, candidates: np.ndarray, *, regularised: bool = True) -> np.ndarray:
         """Σ_i min(ℓ_i(v), C_obj) + n̄(μ/2)‖v‖² for every candidate v = w − η·direction (n̄ public;
-        without the regulariser term when not ``regularised``).
+        without the regulariser term when not ``regularised``); ``at_w`` = Xw, ``along`` = X·direction.
 
         The margins of all candidates come from two products, y ⊙ (Xw − η·X·direction), instead of
         one product per candidate; they are scored in blocks of rows in two reused buffers, never
@@ -197,9 +227,6 @@ class DPAGD(Algorithm):
         column sums, so the sum runs over the rows in order, as one ``sum(axis=0)`` over all rows
         does: the same floats.
         """
-        at_w = matvec(problem.X, w).ravel()
-        along = matvec(problem.X, direction).ravel()
-        problem.counts.obj_evals += problem.n * candidates.shape[0]
         block = max(1, _SCORE_BLOCK_ENTRIES // steps.size)
         margins = np.empty((block, steps.size))
         values = np.zeros((block + 1, steps.size))
@@ -215,6 +242,37 @@ class DPAGD(Algorithm):
         if not regularised:
             return values[0]
         return values[0] + problem.n_public * 0.5 * problem.reg * np.einsum("ij,ij->i", candidates, candidates)
+
+    def _approximate_scores(self, problem, at_w, along, steps, candidates) -> tuple[np.ndarray, np.ndarray]:
+        """The logistic scores of :meth:`_scores` in float32 arithmetic, min(log(1 + e^{−m}), C_obj) per row and
+        candidate (e^{−m} overflows to inf where ℓ ≫ C_obj, and the minimum is then C_obj exactly), summed per
+        block in float64; and a bound on their distance to :meth:`_scores`'s float64 values: per row and
+        candidate 2⁻¹⁶(1 + C_obj + |y_i a_i| + η|y_i b_i|) — the float32 margin is within 3·2⁻²⁴(|a| + η|b|),
+        exp, 1 + ·, log within a few ulps of a value below C_obj where it counts, and both the loss and the
+        clip are 1-Lipschitz in the margin: about a hundred times inside it — plus n²C_obj·2⁻⁵¹ for the
+        rounding of the two sums and 2⁻⁵⁰ of the total for the regulariser's addition."""
+        signed_at_w, signed_along = problem.y * at_w, problem.y * along  # exact: y = ±1
+        a32, b32 = signed_at_w.astype(np.float32), signed_along.astype(np.float32)
+        etas, clip = steps.astype(np.float32), np.float32(self.clip_obj)
+        block = max(1, _APPROXIMATE_BLOCK_ENTRIES // steps.size)
+        values = np.empty((steps.size, min(block, problem.n)), dtype=np.float32)  # a candidate per row
+        sums = np.zeros(steps.size)
+        with np.errstate(over="ignore"):
+            for start in range(0, problem.n, block):
+                rows = slice(start, min(start + block, problem.n))
+                v = values[:, : rows.stop - start]
+                np.multiply(etas[:, None], b32[None, rows], out=v)
+                v -= a32[None, rows]  # −m = η·yb − ya
+                np.exp(v, out=v)
+                v += 1.0
+                np.log(v, out=v)
+                np.minimum(v, clip, out=v)
+                sums += np.einsum("ij->i", v, dtype=np.float64)
+        n = problem.n
+        spread = n * (1.0 + self.clip_obj) + np.abs(signed_at_w).sum() + steps * np.abs(signed_along).sum()
+        error = 2.0**-16 * spread + n * n * self.clip_obj * 2.0**-51
+        scores = sums + problem.n_public * 0.5 * problem.reg * np.einsum("ij,ij->i", candidates, candidates)
+        return scores, error + 2.0**-50 * (np.abs(scores) + error)
 
 
 class _AuthorsCounter:

@@ -247,7 +247,7 @@ def dda_paper_sigma(epsilon: float = 1.0) -> Target:
 
 
 def dp_agd_authors_noisy_min(epsilon: float = 1.0, *, candidates: int = 21, max_n: int = 100_000) -> Target:
-    """BROKEN as published: DP-AGD's noisy min under ``fidelity=authors_code`` (``DPAGD._noisy_min``, i.e.
+    """BROKEN as published: DP-AGD's noisy min under ``fidelity=authors_code`` (``DPAGD._select``, i.e.
     :func:`~dpbench.privacy.published.noisy_min_exponential_subtracted`, ppmlguy/DP-AGD's
     ``noisy_max(bmin=True)``), claimed ε_nmax-DP as that code charges it. Monotone pair of 21 candidate
     steps: on D every clipped-loss score is equal; D′ = D ∪ {z} where z's clipped loss is 0 at step 0 and
@@ -260,7 +260,7 @@ def dp_agd_authors_noisy_min(epsilon: float = 1.0, *, candidates: int = 21, max_
 
     def sample(side: int, n: int, rng: np.random.Generator) -> np.ndarray:
         ledger = ample_ledger("pure")
-        return np.array([method._noisy_min(scores[side], epsilon, rng, ledger) for _ in range(n)], dtype=float)
+        return np.array([method._select(scores[side], epsilon, rng, ledger) for _ in range(n)], dtype=float)
 
     return Target(
         "control_dp_agd_authors_noisy_min",

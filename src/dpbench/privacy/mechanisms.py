@@ -42,6 +42,7 @@ from dpbench.privacy.samplers import (
     exponential_log_weights,
     require_numpy_sampler,
 )
+from dpbench.privacy.screening import ScreenedValues
 from dpbench.privacy.sparse_vector import above_threshold, sample_above_threshold
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "laplace_mechanism",
     "objective_perturbation_noise",
     "report_noisy_max",
+    "report_noisy_max_screened",
     "sample_above_threshold",
     "sample_vector_laplace",
     "subsampled_laplace_mechanism",
@@ -291,6 +293,39 @@ def report_noisy_max(
     check_generator(rng)
     charge(ledger, PureDPEvent(epsilon), 1.0, label)
     return int(current_sampler().report_noisy_max(rng, v, sensitivity=sens, epsilon=eps, monotonic=monotonic))
+
+
+def report_noisy_max_screened(
+    screened: ScreenedValues,
+    *,
+    sensitivity: float,
+    epsilon: float,
+    rng,
+    ledger,
+    monotonic: bool = False,
+    label: str = "report_noisy_max",
+) -> int:
+    """:func:`report_noisy_max` of ``screened.exact()``: the same charge, draws and index, bit for bit; the
+    exact values are computed only when the approximate ones and their error bounds cannot decide the
+    index (:mod:`dpbench.privacy.screening`; under the secure sampler, always)."""
+    if np.ndim(screened.approx) != 1 or np.shape(screened.error) != np.shape(screened.approx):
+        raise ValueError("screened values must be one vector with an error bound per entry")
+    if not (np.all(np.isfinite(screened.approx)) and np.all(np.isfinite(screened.error))):  # checked, then charged
+        return report_noisy_max(
+            screened.exact(),
+            sensitivity=sensitivity,
+            epsilon=epsilon,
+            rng=rng,
+            ledger=ledger,
+            monotonic=monotonic,
+            label=label,
+        )
+    sens, eps = check_positive("sensitivity", sensitivity), check_positive("epsilon", epsilon)
+    check_generator(rng)
+    charge(ledger, PureDPEvent(epsilon), 1.0, label)
+    return current_sampler().report_noisy_max_screened(
+        rng, screened, sensitivity=sens, epsilon=eps, monotonic=monotonic
+    )
 
 
 def objective_perturbation_noise(

@@ -351,6 +351,15 @@ class NumpySampler:
         scale = (1.0 if monotonic else 2.0) * sensitivity / epsilon
         return np.argmax(values + rng.laplace(0.0, scale, size=values.shape), axis=-1)
 
+    def report_noisy_max_screened(self, rng, screened, *, sensitivity: float, epsilon: float, monotonic: bool) -> int:
+        """:meth:`report_noisy_max` of ``screened.exact()`` (one vector of values), from the same draws,
+        computing the exact values only when the approximate ones cannot decide
+        (:class:`~dpbench.privacy.screening.ScreenedValues`)."""
+        scale = (1.0 if monotonic else 2.0) * sensitivity / epsilon
+        noise = rng.laplace(0.0, scale, size=screened.approx.shape)
+        decided = screened.decide(noise)
+        return decided if decided is not None else int(np.argmax(screened.exact() + noise))
+
     def exponential(self, rng, utilities: np.ndarray, *, sensitivity: float, epsilon: float, monotonic: bool):
         """argmax over the last axis of the log-weights + standard Gumbel noise (Gumbel-max)."""
         scores = exponential_log_weights(utilities, sensitivity, epsilon, monotonic)
@@ -391,6 +400,12 @@ class SecureSampler:
         g, scale = _argmax_params(sensitivity, epsilon, monotonic)
         noise = discrete_laplace(rng, scale, values.size).reshape(values.shape)
         return np.argmax(_to_units(values, g) + noise, axis=-1)
+
+    def report_noisy_max_screened(self, rng, screened, *, sensitivity: float, epsilon: float, monotonic: bool) -> int:
+        """:meth:`report_noisy_max` of ``screened.exact()``: the rounding to the grid needs the exact values."""
+        return int(
+            self.report_noisy_max(rng, screened.exact(), sensitivity=sensitivity, epsilon=epsilon, monotonic=monotonic)
+        )
 
     def exponential(self, rng, utilities: np.ndarray, *, sensitivity: float, epsilon: float, monotonic: bool):
         """argmax over the last axis of rint(u/g) + one-sided geometric noise: report-noisy-max with

@@ -1,0 +1,44 @@
+"""Report-noisy-max decided from approximate scores where their error bounds allow it.
+
+Report-noisy-max releases only the index argmax_j fl(v_j + L_j) of the noisy values. Its noise L is drawn
+independently of the values v, so it can be drawn first; then, if approximate values v̂ with a bound
+|v_j − v̂_j| ≤ E_j (v_j the float64 value the exact computation would return) already separate the largest
+noisy value from every other, that index is the one the exact computation would release, and the exact
+values are never needed. Otherwise they are computed and the index taken from them as always. Either way
+the index, the draws and the charge are the exact mechanism's, bit for bit: the screening changes the cost,
+never the release (Dwork & Roth 2014, Claim 3.9, applies unchanged).
+
+Separation is checked with margins for the rounding of the additions: fl(v_j + L_j) lies within
+E_j + 2⁻⁵⁰(|v̂_j| + E_j + |L_j|) of the computed v̂_j + L_j, so when the lower end of the largest exceeds the
+upper end of every other, the exact noisy values have the same unique maximum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+ROUNDING = 2.0**-50  # relative margin for fl(v + L), fl(v̂ + L) (each within 2⁻⁵³ of the sum), four times over
+
+
+@dataclass(frozen=True)
+class ScreenedValues:
+    """Values known to within ``error`` (|exact − approx| ≤ error, entrywise), and how to compute them exactly."""
+
+    approx: np.ndarray
+    error: np.ndarray
+    exact: Callable[[], np.ndarray]
+
+    def decide(self, noise: np.ndarray) -> int | None:
+        """argmax of exact + ``noise`` if the bounds determine it, else None (module docstring)."""
+        noisy = self.approx + noise
+        if noisy.ndim != 1 or not (np.all(np.isfinite(noisy)) and np.all(np.isfinite(self.error))):
+            return None
+        slack = self.error + ROUNDING * (np.abs(self.approx) + self.error + np.abs(noise))
+        best = int(np.argmax(noisy))
+        if noisy.size == 1:
+            return best
+        others = np.delete(noisy + slack, best)
+        return best if noisy[best] - slack[best] > others.max() else None
