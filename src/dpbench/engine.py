@@ -19,7 +19,6 @@ import functools
 import logging
 import os
 import platform
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -174,6 +173,8 @@ def _noise_record(cfg: RunConfig, key: bytes | None, key_dir: Path, out_dir: Pat
 
 
 def _version(package: str) -> str | None:
+    from importlib import metadata  # ~0.1 s of imports (email, zipfile, …), needed only when a job writes run.json
+
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:

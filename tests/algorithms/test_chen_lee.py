@@ -93,7 +93,7 @@ def test_armijo_query_sensitivity_is_clip_over_normaliser(seed, eta):
     clip, L = 0.7, 40.0
 
     def query(p, idx):
-        return ArmijoQueries(p, w, g, idx, eta0=eta, alpha=0.5, beta=0.8, obj_clip=clip, normaliser=L)(0)
+        return ArmijoQueries(p, w, g, idx, eta0=eta, alpha=0.5, beta=0.8, obj_clip=clip, normaliser=L).value(0)
 
     difference = query(neighbour, np.arange(201)) - query(problem, np.arange(200))
     assert abs(difference) <= clip / L * (1 + 1e-12)
@@ -258,3 +258,64 @@ def test_bad_hyper_parameters_are_named():
         DPBLGD(noise="cauchy")
     with pytest.raises(ValueError, match=r"eps_iter|expected_iterations"):
         DPBLSGD(expected_iterations=0)
+
+
+# ------------------------------------------------------------------ screened Armijo queries
+def _sparse_problem(n=3000, d=40, seed=1):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.2, random_state=seed, format="csr", data_rvs=np.ones)
+    y = np.where(rng.random(n) < 0.4, -1.0, 1.0)
+    return make_problem(X, y, loss="logistic", reg=0.01)
+
+
+def test_screened_line_searches_give_the_exact_fits_bit_for_bit(monkeypatch):
+    """DP-BLGD, DP-BLSGD and DP-BLSGD-AC (Laplace and Gaussian line searches) on a dense and a sparse
+    problem at ε = 0.1, 1, 4: weights, iterations, info, ledgers, evaluation counts and traces as when every
+    Armijo query is computed exactly, with all but a few queries decided by their approximations."""
+    from dpbench.problems.screened_losses import ClippedLossLine
+
+    def fits():
+        out = []
+        for make in (_problem, _sparse_problem):
+            for algo in (DPBLGD(), DPBLSGD(), DPBLSGDAC(noise="gaussian")):
+                for eps in (0.1, 1.0, 4.0):
+                    problem = make()
+                    result, ledger, tracer = _fit(algo, problem, eps=eps)
+                    out.append(
+                        (
+                            result.w.tobytes(),
+                            result.n_iterations,
+                            repr(result.info),
+                            repr(ledger.summary()),
+                            problem.counts,
+                            repr(tracer.rows),
+                        )
+                    )
+        return out
+
+    exact_sums = []
+    real_exact = ClippedLossLine.exact
+    monkeypatch.setattr(ClippedLossLine, "exact", lambda *a: exact_sums.append(1) or real_exact(*a))
+    screened = fits()
+    screened_exact_sums = len(exact_sums)
+    monkeypatch.setattr(ClippedLossLine, "approximate", lambda self, eta: None)
+    exact_sums.clear()
+    assert fits() == screened
+    assert 0 < screened_exact_sums < 0.01 * len(exact_sums)  # both paths taken
+    assert len(exact_sums) > 5_000
+
+
+def test_line_searches_under_the_secure_sampler_compute_every_query(monkeypatch):
+    """The secure sampler rounds each query to its grid, which needs the exact value."""
+    from dpbench.privacy.samplers import use_sampler
+    from dpbench.problems.screened_losses import ClippedLossLine
+
+    asked, exact_sums = [], []
+    real_query, real_exact = ArmijoQueries.__call__, ClippedLossLine.exact
+    monkeypatch.setattr(ArmijoQueries, "__call__", lambda *a: asked.append(1) or real_query(*a))
+    monkeypatch.setattr(ClippedLossLine, "exact", lambda *a: exact_sums.append(1) or real_exact(*a))
+    with use_sampler("secure"):
+        _fit(DPBLGD(max_iterations=5), _problem(n=500), eps=1.0)
+    assert len(asked) >= 5 and len(exact_sums) == len(asked)

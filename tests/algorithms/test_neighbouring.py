@@ -269,7 +269,7 @@ def test_chen_lee_armijo_query_is_add_remove_with_public_n(monkeypatch, algo):
             obj_clip=algo.clip_obj,
             normaliser=normaliser,
         )
-        return q(0)
+        return q.value(0)
 
     full = None if isinstance(algo, DPBLGD) else np.arange(n)
     rest = None if isinstance(algo, DPBLGD) else np.arange(n - 1)

@@ -32,7 +32,7 @@ SETTINGS = dict(eta0=40.0, alpha=0.5, beta=0.8, obj_clip=CLIP)
 def _queries(X, y, w, g, normaliser):
     problem = make_problem(X, y, loss="logistic", reg=0.001)
     q = ArmijoQueries(problem, w, g, None, normaliser=normaliser, **SETTINGS)
-    return np.array([q(i) for i in range(MAX_IT)])
+    return np.array([q.value(i) for i in range(MAX_IT)])
 
 
 def _output_probabilities_without_query_noise(q, threshold_scale):

@@ -46,6 +46,7 @@ from dpbench.constraints import (
 )
 from dpbench.privacy.events import ComposedEvent, GaussianEvent, PoissonSampledEvent
 from dpbench.privacy.mechanisms import above_threshold, gaussian_mechanism
+from dpbench.privacy.screening import ScreenedValue
 from dpbench.privacy.sparse_vector import svt_noise
 
 NOISE_KINDS = ("laplace", "gaussian")
@@ -88,31 +89,73 @@ class ArmijoQueries:
     With L = ``normaliser`` public (qn̄, or n̄ for DP-BLGD), adding or removing a record moves every
     q_i by at most Δ_q = C_obj/L (Thm 1); were L computed from the data's n, q_i could move by up
     to 2Δ_q. Evaluated lazily (``self(i)``), so a search that stops early pays for the candidates it
-    looked at only."""
+    looked at only.
+
+    ``self(i)`` returns a :class:`~dpbench.privacy.screening.ScreenedValue` where the clipped sums can be
+    approximated (:class:`~dpbench.problems.screened_losses.ClippedLossLine`): AboveThreshold computes
+    q_i exactly only when the approximation cannot decide its test, and releases the same index either
+    way. :meth:`value` is q_i exactly."""
 
     def __init__(self, problem, w, grad, batch, *, eta0, alpha, beta, obj_clip, normaliser) -> None:
-        self._problem, self._w, self._grad, self._batch = problem, w, grad, batch
+        self._problem, self._w, self._grad = problem, w, grad
         self._eta0, self._alpha, self._beta = eta0, alpha, beta
-        self._clip, self._normaliser = obj_clip, normaliser
-        self._f_w = self._objective(w)
+        self._normaliser = normaliser
+        self._sensitivity = obj_clip / normaliser
+        self._line = problem.clipped_loss_line(w, grad, batch, obj_clip)
+        self._f_w: float | None = None  # f_B(w), computed when a query first needs it exactly
+        self._f_w_estimate: tuple[float, float] | None = None
         self._squared_norm = float(grad @ grad)
         self.asked = 0
 
     @property
     def sensitivity(self) -> float:
-        return self._clip / self._normaliser
+        return self._sensitivity
 
     def step(self, i: int) -> float:
         return self._eta0 * self._beta**i
 
-    def _objective(self, v: np.ndarray) -> float:
-        p = self._problem
-        return p.clipped_loss_sum(v, self._batch, self._clip) / self._normaliser + 0.5 * p.reg * float(v @ v)
-
-    def __call__(self, i: int) -> float:
+    def __call__(self, i: int) -> ScreenedValue | float:
         self.asked += 1
+        self._problem.counts.obj_evals += self._line.size
         eta = self.step(i)
-        return self._f_w - self._alpha * eta * self._squared_norm - self._objective(self._w - eta * self._grad)
+        v = self._w - eta * self._grad
+        regulariser = 0.5 * self._problem.reg * float(v @ v)
+        armijo = self._alpha * eta * self._squared_norm
+
+        def exact() -> float:
+            return self._exact_f_w() - armijo - (self._line.exact(v) / self._normaliser + regulariser)
+
+        estimate, at_w = self._line.approximate(eta), self._estimate_f_w()
+        if estimate is None or at_w is None:
+            return exact()
+        f_w, error_w = at_w
+        f_v = estimate[0] / self._normaliser + regulariser
+        error = error_w + estimate[1] / self._normaliser
+        # the four operations on approximate inputs round differently: 2⁻⁴⁸ of the magnitudes covers them
+        error += 2.0**-48 * (abs(f_w) + armijo + abs(f_v) + error)
+        return ScreenedValue(f_w - armijo - f_v, error, exact)
+
+    def value(self, i: int) -> float:
+        """q_i, computed exactly."""
+        value = self(i)
+        return value.exact() if isinstance(value, ScreenedValue) else value
+
+    def _exact_f_w(self) -> float:
+        if self._f_w is None:
+            self._f_w = self._line.exact_at_w() / self._normaliser + 0.5 * self._problem.reg * float(self._w @ self._w)
+        return self._f_w
+
+    def _estimate_f_w(self) -> tuple[float, float] | None:
+        """(f_B(w), 0) once computed exactly, else an approximation and its error bound (None: not approximated)."""
+        if self._f_w is not None:
+            return self._f_w, 0.0
+        if self._f_w_estimate is None:
+            estimate = self._line.approximate(0.0)
+            if estimate is None:
+                return None
+            regulariser = 0.5 * self._problem.reg * float(self._w @ self._w)
+            self._f_w_estimate = (estimate[0] / self._normaliser + regulariser, estimate[1] / self._normaliser)
+        return self._f_w_estimate
 
 
 def noisy_btls(

@@ -52,9 +52,9 @@ from dpbench.privacy.published import noisy_min_exponential_subtracted
 from dpbench.privacy.screening import ScreenedValues
 from dpbench.privacy.zcdp import zcdp_rho_for_epsilon
 from dpbench.problems.products import matvec
+from dpbench.problems.screened_losses import clipped_logistic_sums
 
 _SCORE_BLOCK_ENTRIES = 1 << 16  # candidate scoring in row blocks of ≤ 512 KB per buffer (they stay in cache)
-_APPROXIMATE_BLOCK_ENTRIES = 1 << 20  # float32 screening in blocks of ≤ 4 MB: fewer, longer passes (Adult: one)
 
 AUTHORS_CODE = FidelityMode(
     changes=(
@@ -173,7 +173,7 @@ class DPAGD(Algorithm):
         under ``fidelity=correct`` the scores are screened (:meth:`_approximate_scores`,
         :mod:`dpbench.privacy.screening`): computed exactly only when the approximate ones cannot decide the
         index, which is the exact mechanism's either way."""
-        at_w = matvec(problem.X, w).ravel()
+        at_w = problem.full_product(w)
         along = matvec(problem.X, direction).ravel()
         problem.counts.obj_evals += problem.n * candidates.shape[0]
         authors = self.fidelity == "authors_code"
@@ -244,33 +244,10 @@ class DPAGD(Algorithm):
         return values[0] + problem.n_public * 0.5 * problem.reg * np.einsum("ij,ij->i", candidates, candidates)
 
     def _approximate_scores(self, problem, at_w, along, steps, candidates) -> tuple[np.ndarray, np.ndarray]:
-        """The logistic scores of :meth:`_scores` in float32 arithmetic, min(log(1 + e^{−m}), C_obj) per row and
-        candidate (e^{−m} overflows to inf where ℓ ≫ C_obj, and the minimum is then C_obj exactly), summed per
-        block in float64; and a bound on their distance to :meth:`_scores`'s float64 values: per row and
-        candidate 2⁻¹⁶(1 + C_obj + |y_i a_i| + η|y_i b_i|) — the float32 margin is within 3·2⁻²⁴(|a| + η|b|),
-        exp, 1 + ·, log within a few ulps of a value below C_obj where it counts, and both the loss and the
-        clip are 1-Lipschitz in the margin: about a hundred times inside it — plus n²C_obj·2⁻⁵¹ for the
-        rounding of the two sums and 2⁻⁵⁰ of the total for the regulariser's addition."""
-        signed_at_w, signed_along = problem.y * at_w, problem.y * along  # exact: y = ±1
-        a32, b32 = signed_at_w.astype(np.float32), signed_along.astype(np.float32)
-        etas, clip = steps.astype(np.float32), np.float32(self.clip_obj)
-        block = max(1, _APPROXIMATE_BLOCK_ENTRIES // steps.size)
-        values = np.empty((steps.size, min(block, problem.n)), dtype=np.float32)  # a candidate per row
-        sums = np.zeros(steps.size)
-        with np.errstate(over="ignore"):
-            for start in range(0, problem.n, block):
-                rows = slice(start, min(start + block, problem.n))
-                v = values[:, : rows.stop - start]
-                np.multiply(etas[:, None], b32[None, rows], out=v)
-                v -= a32[None, rows]  # −m = η·yb − ya
-                np.exp(v, out=v)
-                v += 1.0
-                np.log(v, out=v)
-                np.minimum(v, clip, out=v)
-                sums += np.einsum("ij->i", v, dtype=np.float64)
-        n = problem.n
-        spread = n * (1.0 + self.clip_obj) + np.abs(signed_at_w).sum() + steps * np.abs(signed_along).sum()
-        error = 2.0**-16 * spread + n * n * self.clip_obj * 2.0**-51
+        """The logistic scores of :meth:`_scores` from float32 losses, and a bound on their distance to
+        :meth:`_scores`'s float64 values: :func:`~dpbench.problems.screened_losses.clipped_logistic_sums`'s
+        bound on the clipped sums, plus 2⁻⁵⁰ of the total for the regulariser's addition."""
+        sums, error = clipped_logistic_sums(problem.y * at_w, problem.y * along, steps, self.clip_obj)  # y = ±1
         scores = sums + problem.n_public * 0.5 * problem.reg * np.einsum("ij,ij->i", candidates, candidates)
         return scores, error + 2.0**-50 * (np.abs(scores) + error)
 

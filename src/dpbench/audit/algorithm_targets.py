@@ -167,7 +167,7 @@ _BTLS_QUERIES = 12
 def _armijo_queries(X, y, w, g, normaliser, batch=None):
     problem = make_problem(X, y, loss="logistic", reg=0.001)
     queries = ArmijoQueries(problem, w, g, batch, normaliser=normaliser, **_BTLS)
-    return np.array([queries(i) for i in range(_BTLS_QUERIES)]), queries.sensitivity
+    return np.array([queries.value(i) for i in range(_BTLS_QUERIES)]), queries.sensitivity
 
 
 def _cdf(x: np.ndarray, scale: float, gaussian: bool) -> np.ndarray:

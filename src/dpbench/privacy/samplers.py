@@ -323,11 +323,14 @@ def exponential_log_weights(utilities: np.ndarray, sensitivity: float, epsilon: 
 @dataclass(frozen=True)
 class SVTDraw:
     """AboveThreshold's noise for one run, in the sampler's units: query i is ⊤ iff
-    ``units(q_i) + noise[i] >= threshold``."""
+    ``units(q_i) + noise[i] >= threshold``. ``screens``: whether the units are the values themselves, so
+    that an approximate value with an error bound may decide the test
+    (:class:`~dpbench.privacy.screening.ScreenedValue`)."""
 
     units: Callable[[object], object]
     threshold: object
     noise: np.ndarray
+    screens: bool = False
 
 
 class NumpySampler:
@@ -368,7 +371,7 @@ class NumpySampler:
     def above_threshold(self, rng, calibration, threshold: float, threshold_shape, query_shape) -> SVTDraw:
         """threshold + ρ, then the query noise ν (``calibration``: a sparse_vector.SVTNoise)."""
         noisy = threshold + calibration.threshold_noise(rng, threshold_shape)
-        return SVTDraw(lambda v: v, noisy, calibration.query_noise(rng, query_shape))
+        return SVTDraw(lambda v: v, noisy, calibration.query_noise(rng, query_shape), screens=True)
 
 
 class SecureSampler:

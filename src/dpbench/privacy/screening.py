@@ -1,4 +1,4 @@
-"""Report-noisy-max decided from approximate scores where their error bounds allow it.
+"""Report-noisy-max and AboveThreshold decided from approximate values where their error bounds allow it.
 
 Report-noisy-max releases only the index argmax_j fl(v_j + L_j) of the noisy values. Its noise L is drawn
 independently of the values v, so it can be drawn first; then, if approximate values v̂ with a bound
@@ -11,10 +11,15 @@ never the release (Dwork & Roth 2014, Claim 3.9, applies unchanged).
 Separation is checked with margins for the rounding of the additions: fl(v_j + L_j) lies within
 E_j + 2⁻⁵⁰(|v̂_j| + E_j + |L_j|) of the computed v̂_j + L_j, so when the lower end of the largest exceeds the
 upper end of every other, the exact noisy values have the same unique maximum.
+
+AboveThreshold (chen_lee Alg. 1) releases the first i with fl(q_i + ν_i) ≥ T̂; its noise too is drawn before
+any query is asked. Rounding is monotone and T̂ is a float, so when q̂_i + ν_i lies farther from T̂ than
+|q_i − q̂_i| plus the rounding margins, the test's outcome is the exact value's (:class:`ScreenedValue`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -42,3 +47,25 @@ class ScreenedValues:
             return best
         others = np.delete(noisy + slack, best)
         return best if noisy[best] - slack[best] > others.max() else None
+
+
+@dataclass(frozen=True)
+class ScreenedValue:
+    """A value known to within ``error`` (|exact − approx| ≤ error), and how to compute it exactly."""
+
+    approx: float
+    error: float
+    exact: Callable[[], float]
+
+    def decide_above(self, noise: float, threshold: float) -> bool | None:
+        """Whether fl(exact + ``noise``) ≥ ``threshold`` (AboveThreshold's test), if the bound determines it,
+        else None (module docstring)."""
+        noisy = self.approx + noise
+        if not (math.isfinite(noisy) and math.isfinite(self.error) and math.isfinite(threshold)):
+            return None
+        slack = self.error + ROUNDING * (abs(self.approx) + self.error + abs(noise) + abs(threshold))
+        if noisy - slack > threshold:
+            return True
+        if noisy + slack < threshold:
+            return False
+        return None

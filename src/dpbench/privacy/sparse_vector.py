@@ -27,6 +27,7 @@ from dpbench.privacy.events import (
     PrivacyEvent,
 )
 from dpbench.privacy.samplers import current_sampler
+from dpbench.privacy.screening import ScreenedValue
 
 _CHUNK_ROWS = 1 << 16
 
@@ -95,8 +96,10 @@ def above_threshold(
     """The 0-based index of the first query i with q_i + ν_i ≥ threshold + λ, or None if none of
     the first ``max_queries`` is (chen_lee Alg. 1; noise scales from :func:`svt_noise`).
 
-    ``query`` is a sequence of values or a callable i ↦ q_i evaluated lazily, i = 0, 1, … The
-    ledger is charged once, up front: the cost does not depend on the number of queries asked.
+    ``query`` is a sequence of values or a callable i ↦ q_i evaluated lazily, i = 0, 1, …; the callable may
+    return a :class:`~dpbench.privacy.screening.ScreenedValue`, whose exact value is computed only when its
+    approximation cannot decide the test. The ledger is charged once, up front: the cost does not depend on
+    the number of queries asked.
     """
     calibration = svt_noise(noise, sensitivity=sensitivity, epsilon=epsilon, rho=rho)
     n = check_count("max_queries", max_queries)
@@ -111,12 +114,24 @@ def above_threshold(
         hits = np.flatnonzero(draw.units(values) + draw.noise >= draw.threshold)
         return int(hits[0]) if hits.size else None
     for i in range(n):
-        value = float(query(i))
-        if not math.isfinite(value):
-            raise ValueError(f"query({i}) returned a non-finite value {value!r}")
-        if draw.units(value) + draw.noise[i] >= draw.threshold:
+        if _is_above(draw, query(i), i):
             return i
     return None
+
+
+def _is_above(draw, value, i: int) -> bool:
+    """AboveThreshold's test for query i, units(q_i) + ν_i ≥ T̂. A :class:`ScreenedValue` is decided from its
+    approximation when the sampler's units allow it and its bound settles the test, else computed exactly:
+    the outcome is the exact value's either way (:mod:`dpbench.privacy.screening`)."""
+    if isinstance(value, ScreenedValue):
+        decided = value.decide_above(draw.noise[i], draw.threshold) if draw.screens else None
+        if decided is not None:
+            return decided
+        value = value.exact()
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"query({i}) returned a non-finite value {value!r}")
+    return bool(draw.units(value) + draw.noise[i] >= draw.threshold)
 
 
 def sample_above_threshold(

@@ -32,6 +32,7 @@ from dpbench.problems.products import (
     row_l1_norms,
     row_norms,
 )
+from dpbench.problems.screened_losses import ClippedLossLine
 
 _DENSE_ROWS_MAX_ENTRIES = 1 << 24  # 128 MB of float64: Adult (32k × 124) qualifies, rcv1 does not
 
@@ -134,6 +135,7 @@ class GLMProblem:
         self._signed_X = np.asfortranarray(in_dtype_of(self.X, self.y)[:, None] * self.X) if signed else None
         self._margins = np.empty(self.n) if signed else None  # reused: a fresh n-vector per call costs page faults
         self._last_batch: tuple | None = None
+        self._last_product: tuple[np.ndarray, np.ndarray] | None = None
         self._l1_row_norms: np.ndarray | None = None
         self._max_norms: dict[int, float] = {}
         self.counts = EvalCounts()
@@ -188,9 +190,19 @@ class GLMProblem:
             cached = self._last_batch = (idx.copy(), self._minibatch_rows[idx], self.y[idx], self.row_norms[idx])
         return cached[1:]
 
+    def full_product(self, w: np.ndarray) -> np.ndarray:
+        """X·w on every row (read-only; the floats of ``matvec(X, w)``), kept for the last w: a full-batch method
+        asks for the gradient and then its noisy min or line search at the same point."""
+        cached = self._last_product
+        if cached is None or not np.array_equal(cached[0], w):
+            product = matvec(self.X, w)
+            product.setflags(write=False)
+            cached = self._last_product = (np.array(w, copy=True), product)
+        return cached[1]
+
     def _grad_scalars(self, w: np.ndarray, X, y) -> np.ndarray:
         """s_i with ∇ℓ_i(w) = s_i·x_i: ℓ′(y_i·x_iᵀw)·y_i, in one buffer."""
-        s = matvec(X, w)
+        s = np.array(self.full_product(w)) if X is self.X else matvec(X, w)
         s *= y
         self.loss.derivative(s, out=s)
         s *= y
@@ -226,7 +238,17 @@ class GLMProblem:
         """Σ_{i∈idx} min(ℓ_i(w), C_obj): objective clipping, sensitivity C_obj (chen_lee Thm 1)."""
         X, y, _ = self._rows(idx)
         self.counts.obj_evals += len(y)
-        return float(np.minimum(self.loss.value(y * matvec(X, w)), clip).sum())
+        product = self.full_product(w) if idx is None else matvec(X, w)
+        return float(np.minimum(self.loss.value(y * product), clip).sum())
+
+    def clipped_loss_line(self, w: np.ndarray, direction: np.ndarray, idx: np.ndarray | None, clip: float):
+        """Σ_{i∈idx} min(ℓ_i(v), C_obj) at v = w and along v = w − η·direction, exactly or with an error
+        bound (:class:`~dpbench.problems.screened_losses.ClippedLossLine`): NoisyBTLS's Armijo queries.
+        Counts |idx| evaluations, for v = w; the caller counts one more per query it asks."""
+        X, y, norms = self._rows(idx)
+        self.counts.obj_evals += len(y)
+        product = self.full_product(w) if idx is None else matvec(X, w)
+        return ClippedLossLine(self, X, y, norms, w, y * product, direction, clip)
 
     def objective(self, w: np.ndarray) -> float:
         """F(w) on the whole training set (non-private methods)."""
@@ -304,9 +326,10 @@ class GLMProblem:
     def _objective_on(self, w: np.ndarray, X, y) -> float:
         if X is None and self._signed_X is not None:
             margins = self._signed_margins(w)
+        elif X is None:
+            margins = self.y * self.full_product(w)
         else:
-            X = self.X if X is None else X
-            margins = (self.y if y is None else y) * matvec(X, w)
+            margins = y * matvec(X, w)
         return float(self.loss.value(margins).mean() + 0.5 * self.reg * (w @ w) + self.l1_reg * np.abs(w).sum())
 
     # ----------------------------------------------------------------------------- constants

@@ -1,0 +1,110 @@
+"""Clipped logistic loss sums computed cheaply, with a rigorous bound on their distance to the exact ones.
+
+Two private selections look at clipped loss sums S(v) = Σ_i min(ℓ(y_i x_iᵀv), C) only through a noisy
+comparison: DP-AGD's noisy min over candidate steps (report-noisy-max) and NoisyBTLS's Armijo queries
+(AboveThreshold). Their noise does not depend on the sums, so an approximation with an error bound decides
+the comparison whenever the bound cannot change its outcome, and the exact float64 sums are computed only
+otherwise (:mod:`dpbench.privacy.screening`). The released output is the exact computation's, bit for bit.
+
+For the logistic loss the exp and log1p of every margin are the float64 computation's floor; here the
+margins a − η·b are formed and the losses taken in float32 (SIMD exp and log), and summed in float64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpbench.problems.products import matvec
+
+_BLOCK_ENTRIES = 1 << 20  # float32 blocks of ≤ 4 MB: few, long passes (Adult × 21 steps: one)
+_FLOAT32_MARGIN = 2.0**-16
+"""Per row and step, the float32 losses are within 2⁻¹⁶(1 + C + |a_i| + η|b_i|) of the float64 ones: the
+float32 margin is within 3·2⁻²⁴(|a| + η|b|), exp, 1 + · and log are within a few ulps of a value below C
+where it counts, and both the loss and the clip are 1-Lipschitz in the margin (about a hundred times inside,
+tests/problems/test_screened_losses.py)."""
+
+
+def clipped_logistic_sums(
+    signed_at_w: np.ndarray, signed_along: np.ndarray, steps: np.ndarray, clip: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each η in ``steps``: Σ_i min(log(1 + e^{−(a_i − η b_i)}), C) with a = ``signed_at_w`` (y ⊙ Xw),
+    b = ``signed_along`` (y ⊙ X·direction), computed in float32 and summed per block in float64; and a bound
+    on its distance to the same sum computed in float64 from the same margins: 2⁻¹⁶ per row of
+    1 + C + |a_i| + η|b_i| (:data:`_FLOAT32_MARGIN`) plus n²C·2⁻⁵¹ for the rounding of the two sums.
+
+    e^{−m} overflows to inf where ℓ ≫ C, and the minimum is then C exactly. Memory: one float32 block of
+    ≤ 2²⁰ entries, never an n × k array."""
+    n = signed_at_w.shape[0]
+    a32, b32 = signed_at_w.astype(np.float32), signed_along.astype(np.float32)
+    etas, clip32 = steps.astype(np.float32), np.float32(clip)
+    block = max(1, _BLOCK_ENTRIES // steps.size)
+    values = np.empty((steps.size, min(block, n)), dtype=np.float32)  # a step per row
+    sums = np.zeros(steps.size)
+    with np.errstate(over="ignore"):
+        for start in range(0, n, block):
+            rows = slice(start, min(start + block, n))
+            v = values[:, : rows.stop - start]
+            np.multiply(etas[:, None], b32[None, rows], out=v)
+            v -= a32[None, rows]  # −m = η·yb − ya
+            np.exp(v, out=v)
+            v += 1.0
+            np.log(v, out=v)
+            np.minimum(v, clip32, out=v)
+            sums += np.einsum("ij->i", v, dtype=np.float64)
+    spread = n * (1.0 + clip) + np.abs(signed_at_w).sum() + steps * np.abs(signed_along).sum()
+    return sums, _FLOAT32_MARGIN * spread + n * n * clip * 2.0**-51
+
+
+class ClippedLossLine:
+    """S(v) = Σ_{i∈B} min(ℓ_i(v), C) at v = w and along v = w − η·d, as NoisyBTLS's Armijo queries ask for it
+    (chen_lee Alg. 1 line 7): exactly (:meth:`exact_at_w`, :meth:`exact`, the floats of
+    ``GLMProblem.clipped_loss_sum``), or approximately with an error bound (:meth:`approximate`).
+
+    The approximation starts from the float64 margins a = y ⊙ X_B w and b = y ⊙ X_B d (two products per line,
+    instead of one per query); the exact query takes the product X_B·v of the rounded v = fl(w − fl(η·d)).
+    Their distance per row is at most (2γ_k(1 + 3u) + 3u)‖x_i‖(‖w‖ + η‖d‖) ≤ (2k + 4)·2⁻⁵²·‖x_i‖(‖w‖ + η‖d‖)
+    for a row of k ≤ dim entries (each dot product within γ_k = ku/(1 − ku) of its terms' absolute sum in any
+    summation order, ‖v − (w − ηd)‖ ≤ 3u(‖w‖ + η‖d‖), u = 2⁻⁵³), and the loss and the clip are 1-Lipschitz,
+    so that term is added to :func:`clipped_logistic_sums`'s bound. Only the logistic loss on float64 data is
+    approximated (float32 data's products round at 2⁻²⁴); otherwise :meth:`approximate` returns None.
+    """
+
+    def __init__(
+        self, problem, X, y: np.ndarray, row_norms: np.ndarray, w, margins: np.ndarray, direction, clip: float
+    ):
+        """``margins``: y ⊙ X_B w, the floats ``GLMProblem.clipped_loss_sum(w, B, C)`` computes."""
+        self._loss, self._X, self._y, self._clip = problem.loss, X, y, clip
+        self._at_w = margins
+        self._direction = direction
+        self._along: np.ndarray | None = None  # y ⊙ X·d, taken by the first approximation
+        self._screens = problem.loss.name == "logistic" and problem.dtype == np.float64
+        if self._screens:
+            inflate = 1.0 + 2.0**-40  # the norms and the sum below are computed in floating point
+            self._products = (2 * problem.dim + 8) * 2.0**-52 * float(row_norms.sum()) * inflate
+            self._norms = (float(np.linalg.norm(w)) * inflate, float(np.linalg.norm(direction)) * inflate)
+
+    @property
+    def size(self) -> int:
+        """|B|, the rows each sum reads."""
+        return self._y.shape[0]
+
+    def exact_at_w(self) -> float:
+        """S(w), the floats of ``GLMProblem.clipped_loss_sum(w, B, C)``."""
+        return self._sum(self._at_w)
+
+    def exact(self, v: np.ndarray) -> float:
+        """S(v), the floats of ``GLMProblem.clipped_loss_sum(v, B, C)``."""
+        return self._sum(self._y * matvec(self._X, v))
+
+    def approximate(self, eta: float) -> tuple[float, float] | None:
+        """(Ŝ, E) with |S(fl(w − fl(η·d))) − Ŝ| ≤ E, or None when this line is not approximated (class docstring)."""
+        if not self._screens:
+            return None
+        if self._along is None:
+            self._along = self._y * matvec(self._X, self._direction)
+        sums, error = clipped_logistic_sums(self._at_w, self._along, np.array([eta]), self._clip)
+        w_norm, d_norm = self._norms
+        return float(sums[0]), float(error[0]) + self._products * (w_norm + eta * d_norm) * (1.0 + 2.0**-40)
+
+    def _sum(self, margins: np.ndarray) -> float:
+        return float(np.minimum(self._loss.value(margins), self._clip).sum())

@@ -1,0 +1,56 @@
+"""Clipped logistic loss sums from float32 margins (dpbench.problems.screened_losses): within their stated
+bound of the float64 sums the exact computation returns."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpbench.problems import make_problem
+
+
+def _dense(n=2000, d=8, seed=0, dtype=np.float64, loss="logistic"):
+    rng = np.random.default_rng(seed)
+    X = np.hstack([np.ones((n, 1)), rng.normal(size=(n, d - 1)) * 3.0]).astype(dtype)
+    y = np.where(rng.random(n) < 0.4, -1.0, 1.0)
+    return make_problem(X, y, loss=loss, reg=0.001)
+
+
+def _sparse(n=3000, d=60, seed=1):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.15, random_state=seed, format="csr", data_rvs=rng.random)
+    y = np.where(rng.random(n) < 0.4, -1.0, 1.0)
+    return make_problem(X, y, loss="logistic", reg=0.01)
+
+
+@pytest.mark.parametrize("make", [_dense, _sparse], ids=["dense", "sparse"])
+def test_the_approximate_sums_along_a_line_are_within_their_bound(make):
+    """300 random lines (‖w‖ up to 30, ‖d‖ up to 10, so margins pass the clip both ways), on all rows and on
+    random batches, at the 20 step sizes 2·0.8^i of NoisyBTLS: every approximate sum is within its bound of
+    the exact one (the floats of clipped_loss_sum at v = w − η·d), about a hundred times over."""
+    problem, rng = make(), np.random.default_rng(2)
+    worst = 0.0
+    for case in range(300):
+        w = rng.normal(size=problem.dim) * rng.uniform(0, 30) / np.sqrt(problem.dim)
+        direction = rng.normal(size=problem.dim) * rng.uniform(0, 10) / np.sqrt(problem.dim)
+        batch = None if case % 3 == 0 else np.flatnonzero(rng.random(problem.n) < rng.uniform(0.01, 0.5))
+        clip = float(rng.choice([0.5, 1.0, 3.0]))
+        line = problem.clipped_loss_line(w, direction, batch, clip)
+        assert line.exact_at_w() == problem.clipped_loss_sum(w, batch, clip)
+        for eta in [0.0, *(2.0 * 0.8**i for i in range(20))]:
+            v = w - eta * direction
+            exact = line.exact(v)
+            assert exact == problem.clipped_loss_sum(v, batch, clip)
+            approx, error = line.approximate(eta)
+            assert abs(approx - exact) <= error
+            worst = max(worst, abs(approx - exact) / error)
+    assert 0.0 < worst < 0.01
+
+
+def test_lines_not_approximated_return_none():
+    """The hinge loss (cheap in float64) and float32 data (whose products round at 2⁻²⁴) are computed exactly."""
+    w, direction = np.full(8, 0.1), np.full(8, 0.2)
+    assert _dense(loss="hinge").clipped_loss_line(w, direction, None, 1.0).approximate(0.5) is None
+    assert _dense(dtype=np.float32).clipped_loss_line(w, direction, None, 1.0).approximate(0.5) is None
+    assert _dense().clipped_loss_line(w, direction, None, 1.0).approximate(0.5) is not None
