@@ -28,31 +28,48 @@ def clipped_logistic_sums(
     signed_at_w: np.ndarray, signed_along: np.ndarray, steps: np.ndarray, clip: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each η in ``steps``: Σ_i min(log(1 + e^{−(a_i − η b_i)}), C) with a = ``signed_at_w`` (y ⊙ Xw),
-    b = ``signed_along`` (y ⊙ X·direction), computed in float32 and summed per block in float64; and a bound
-    on its distance to the same sum computed in float64 from the same margins: 2⁻¹⁶ per row of
-    1 + C + |a_i| + η|b_i| (:data:`_FLOAT32_MARGIN`) plus n²C·2⁻⁵¹ for the rounding of the two sums.
+    b = ``signed_along`` (y ⊙ X·direction), computed in float32 and summed per block in float64, and a bound
+    on its distance to the same sum computed in float64 from the same margins (:class:`LogisticMargins`)."""
+    return LogisticMargins(signed_at_w, signed_along).clipped_sums(steps, clip)
 
-    e^{−m} overflows to inf where ℓ ≫ C, and the minimum is then C exactly. Memory: one float32 block of
-    ≤ 2²⁰ entries, never an n × k array."""
-    n = signed_at_w.shape[0]
-    a32, b32 = signed_at_w.astype(np.float32), signed_along.astype(np.float32)
-    etas, clip32 = steps.astype(np.float32), np.float32(clip)
-    block = max(1, _BLOCK_ENTRIES // steps.size)
-    values = np.empty((steps.size, min(block, n)), dtype=np.float32)  # a step per row
-    sums = np.zeros(steps.size)
-    with np.errstate(over="ignore"):
-        for start in range(0, n, block):
-            rows = slice(start, min(start + block, n))
-            v = values[:, : rows.stop - start]
-            np.multiply(etas[:, None], b32[None, rows], out=v)
-            v -= a32[None, rows]  # −m = η·yb − ya
-            np.exp(v, out=v)
-            v += 1.0
-            np.log(v, out=v)
-            np.minimum(v, clip32, out=v)
-            sums += np.einsum("ij->i", v, dtype=np.float64)
-    spread = n * (1.0 + clip) + np.abs(signed_at_w).sum() + steps * np.abs(signed_along).sum()
-    return sums, _FLOAT32_MARGIN * spread + n * n * clip * 2.0**-51
+
+class LogisticMargins:
+    """The margins a − η·b of the points w − η·d (a = y ⊙ Xw, b = y ⊙ X·d, float64) held in float32, with what
+    the error bound needs, for clipped logistic loss sums at any η."""
+
+    def __init__(self, signed_at_w: np.ndarray, signed_along: np.ndarray) -> None:
+        self._a32, self._b32 = signed_at_w.astype(np.float32), signed_along.astype(np.float32)
+        self._abs_a, self._abs_b = float(np.abs(signed_at_w).sum()), float(np.abs(signed_along).sum())
+        self._buffers: dict[int, np.ndarray] = {}
+
+    def clipped_sums(self, steps: np.ndarray, clip: float) -> tuple[np.ndarray, np.ndarray]:
+        """For each η in ``steps``: Σ_i min(log(1 + e^{−(a_i − η b_i)}), C) in float32 arithmetic, summed per
+        block in float64; and a bound on its distance to the same sum computed in float64 from the same
+        margins: 2⁻¹⁶ per row of 1 + C + |a_i| + η|b_i| (:data:`_FLOAT32_MARGIN`) plus n²C·2⁻⁵¹ for the
+        rounding of the two sums.
+
+        e^{−m} overflows to inf where ℓ ≫ C, and the minimum is then C exactly. Memory: one float32 block of
+        ≤ 2²⁰ entries, never an n × k array."""
+        n = self._a32.shape[0]
+        etas, clip32 = steps.astype(np.float32), np.float32(clip)
+        block = max(1, _BLOCK_ENTRIES // steps.size)
+        if steps.size not in self._buffers:
+            self._buffers[steps.size] = np.empty((steps.size, min(block, n)), dtype=np.float32)  # a step per row
+        values = self._buffers[steps.size]
+        sums = np.zeros(steps.size)
+        with np.errstate(over="ignore"):
+            for start in range(0, n, block):
+                rows = slice(start, min(start + block, n))
+                v = values[:, : rows.stop - start]
+                np.multiply(etas[:, None], self._b32[None, rows], out=v)
+                v -= self._a32[None, rows]  # −m = η·yb − ya
+                np.exp(v, out=v)
+                v += 1.0
+                np.log(v, out=v)
+                np.minimum(v, clip32, out=v)
+                sums += np.einsum("ij->i", v, dtype=np.float64)
+        spread = n * (1.0 + clip) + self._abs_a + steps * self._abs_b
+        return sums, _FLOAT32_MARGIN * spread + n * n * clip * 2.0**-51
 
 
 class ClippedLossLine:
@@ -76,7 +93,7 @@ class ClippedLossLine:
         self._loss, self._X, self._y, self._clip = problem.loss, X, y, clip
         self._at_w = margins
         self._direction = direction
-        self._along: np.ndarray | None = None  # y ⊙ X·d, taken by the first approximation
+        self._margins: LogisticMargins | None = None  # y ⊙ X·d is taken by the first approximation
         self._screens = problem.loss.name == "logistic" and problem.dtype == np.float64
         if self._screens:
             inflate = 1.0 + 2.0**-40  # the norms and the sum below are computed in floating point
@@ -100,9 +117,9 @@ class ClippedLossLine:
         """(Ŝ, E) with |S(fl(w − fl(η·d))) − Ŝ| ≤ E, or None when this line is not approximated (class docstring)."""
         if not self._screens:
             return None
-        if self._along is None:
-            self._along = self._y * matvec(self._X, self._direction)
-        sums, error = clipped_logistic_sums(self._at_w, self._along, np.array([eta]), self._clip)
+        if self._margins is None:
+            self._margins = LogisticMargins(self._at_w, self._y * matvec(self._X, self._direction))
+        sums, error = self._margins.clipped_sums(np.array([eta]), self._clip)
         w_norm, d_norm = self._norms
         return float(sums[0]), float(error[0]) + self._products * (w_norm + eta * d_norm) * (1.0 + 2.0**-40)
 
