@@ -57,6 +57,25 @@ def test_a_near_tie_is_left_to_the_exact_values():
     assert not computed
 
 
+def test_finer_levels_are_computed_in_turn_and_only_when_needed():
+    """argmax asks each finer level only when the coarser one cannot decide, and the exact values last."""
+    exact, asked = np.array([1.0, 1.0 + 1e-9, -5.0]), []
+
+    def level(name: str, error: float, finer=None) -> ScreenedValues:
+        asked.append(name)
+        return ScreenedValues(exact + error / 2, np.full(3, error), lambda: asked.append("exact") or exact, finer)
+
+    noise = np.array([0.5, 0.5, 0.0])
+    chain = level("coarse", 1.0, lambda: level("finer", 1e-6, lambda: level("finest", 1e-12)))
+    assert chain.argmax(noise) == 1 and asked == ["coarse", "finer", "finest"]
+    asked.clear()
+    assert level("coarse", 1.0, lambda: level("finer", 1e-6)).argmax(noise) == 1
+    assert asked == ["coarse", "finer", "exact"]
+    asked.clear()
+    assert level("coarse", 1e-3, lambda: level("finer", 1e-6)).argmax(np.array([0.5, 0.0, 0.0])) == 0
+    assert asked == ["coarse"]
+
+
 def test_non_finite_approximations_are_checked_exactly_before_anything_is_charged():
     ledger = _ledger()
     screened = ScreenedValues(np.array([np.nan, 1.0]), np.zeros(2), lambda: np.array([np.nan, 1.0]))

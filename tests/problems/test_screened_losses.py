@@ -54,3 +54,39 @@ def test_lines_not_approximated_return_none():
     assert _dense(loss="hinge").clipped_loss_line(w, direction, None, 1.0).approximate(0.5) is None
     assert _dense(dtype=np.float32).clipped_loss_line(w, direction, None, 1.0).approximate(0.5) is None
     assert _dense().clipped_loss_line(w, direction, None, 1.0).approximate(0.5) is not None
+
+
+def test_taylor_bounds_hold_the_float64_clipped_sums():
+    """500 random lines (margins a up to ±20, slopes b up to ±10, so rows cross the clip both ways; clips 0.5 to 3):
+    with anchors 0; 0 and η_max/2; 0, η_max/2 and η_max; and any three random anchors, every step's bound holds the
+    clipped loss sum computed in float64 from the margins a − η·b, the bounds are exact at an anchor but for their
+    rounding terms, and they tighten as anchors are added."""
+    from dpbench.problems.losses import LogisticLoss
+    from dpbench.problems.screened_losses import LogisticLineBounds
+
+    rng, clipped_cases = np.random.default_rng(4), 0
+    for _ in range(500):
+        n = int(rng.integers(1, 3000))
+        a = rng.normal(size=n) * rng.uniform(0, 20)
+        b = rng.normal(size=n) * rng.uniform(0, 10)
+        clip, eta_max = float(rng.choice([0.5, 1.0, 3.0])), float(rng.uniform(0.01, 4.0))
+        steps = np.linspace(0.0, eta_max, 21)
+        exact = np.array([np.minimum(LogisticLoss().value(a - eta * b), clip).sum() for eta in steps])
+        bounds = LogisticLineBounds(a, b, clip, eta_max)
+        clipped_cases += 0 < bounds.clipped_rows < n
+        widths = []
+        for anchors in [(0.0,), (0.0, eta_max / 2), (0.0, eta_max / 2, eta_max), tuple(rng.uniform(0, eta_max, 3))]:
+            middle, error = bounds.clipped_sums(steps, anchors)
+            assert np.all(np.abs(middle - exact) <= error)
+            widths.append(error)
+        assert np.all(widths[1] <= widths[0] + 1e-6) and np.all(widths[2] <= widths[1] + 1e-6)
+        assert widths[0][0] <= 1e-9 * (1.0 + n + abs(exact[0]))
+    assert clipped_cases > 300  # most lines had rows on both sides of the clip
+
+
+def test_taylor_bounds_refuse_steps_outside_their_interval():
+    from dpbench.problems.screened_losses import LogisticLineBounds
+
+    bounds = LogisticLineBounds(np.zeros(3), np.ones(3), 1.0, 2.0)
+    with pytest.raises(ValueError, match=r"steps must lie in \[0, 2.0\]"):
+        bounds.clipped_sums(np.array([0.0, 2.5]), (0.0,))

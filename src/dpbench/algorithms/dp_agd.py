@@ -20,10 +20,11 @@ regularised objective the run is measured on.
 
 Cost: the noisy min scores n × 21 candidate margins per iteration, and for the logistic loss the exp and
 log1p of each are the fit's floor in float64. The scores are therefore screened
-(:mod:`dpbench.privacy.screening`): computed in float32 with a rigorous error bound, and exactly only when
-those cannot decide report-noisy-max's index (rarely: the noise scale C_obj/ε_nmax is 10³–10⁵ times the
-bound). The released index, the draws and hence the whole fit are those of the exact computation, bit for
-bit (tests/algorithms/test_dp_agd.py).
+(:mod:`dpbench.privacy.screening`): first bounded by second-order Taylor expansions at one, two, then three
+anchor steps (a pass over the rows per anchor), then computed in float32, each with a rigorous error bound,
+and exactly only when none can decide report-noisy-max's index (rarely: the noise scale C_obj/ε_nmax is
+10³–10⁵ times the float32 bound). The released index, the draws and hence the whole fit are those of the
+exact computation, bit for bit (tests/algorithms/test_dp_agd.py).
 
 ``fidelity=authors_code`` follows the public code (``algo/agd_rho.py``) where it differs, line for
 line (:data:`AUTHORS_CODE`): its noisy min adds the exponential noise to the *scores*
@@ -52,7 +53,7 @@ from dpbench.privacy.published import noisy_min_exponential_subtracted
 from dpbench.privacy.screening import ScreenedValues
 from dpbench.privacy.zcdp import zcdp_rho_for_epsilon
 from dpbench.problems.products import matvec
-from dpbench.problems.screened_losses import clipped_logistic_sums
+from dpbench.problems.screened_losses import LogisticLineBounds, clipped_logistic_sums
 
 _SCORE_BLOCK_ENTRIES = 1 << 16  # candidate scoring in row blocks of ≤ 512 KB per buffer (they stay in cache)
 
@@ -170,7 +171,7 @@ class DPAGD(Algorithm):
 
     def _noisy_min(self, problem, w, direction, steps, candidates, eps_nmax: float, rng, ledger) -> int:
         """The index of the chosen candidate step (:meth:`_select` of :meth:`_scores`). For the logistic loss
-        under ``fidelity=correct`` the scores are screened (:meth:`_approximate_scores`,
+        under ``fidelity=correct`` the scores are screened (:meth:`_screened_scores`,
         :mod:`dpbench.privacy.screening`): computed exactly only when the approximate ones cannot decide the
         index, which is the exact mechanism's either way."""
         at_w = problem.full_product(w)
@@ -183,9 +184,33 @@ class DPAGD(Algorithm):
 
         if authors or problem.loss.name != "logistic":
             return self._select(exact(), eps_nmax, rng, ledger)
-        approx, error = self._approximate_scores(problem, at_w, along, steps, candidates)
-        screened = ScreenedValues(-approx, error, lambda: -exact())
+        screened = self._screened_scores(problem, at_w, along, steps, candidates, exact)
         return report_noisy_max_screened(screened, **self._noisy_max_terms(eps_nmax, rng, ledger))
+
+    def _screened_scores(self, problem, at_w, along, steps, candidates, exact) -> ScreenedValues:
+        """−scores (report-noisy-max's values) known ever more tightly: Taylor bounds at the anchor steps 0, then
+        0 and η_max/2, then 0, η_max/2 and η_max (:class:`~dpbench.problems.screened_losses.LogisticLineBounds`,
+        one pass over the rows per anchor; they decide about nine noisy mins in ten on Adult), then the float32
+        scores of :func:`~dpbench.problems.screened_losses.clipped_logistic_sums` (a pass per step), then the exact ones."""
+        signed_at_w, signed_along = problem.y * at_w, problem.y * along  # y = ±1
+        regulariser = problem.n_public * 0.5 * problem.reg * np.einsum("ij,ij->i", candidates, candidates)
+        bounds = LogisticLineBounds(signed_at_w, signed_along, self.clip_obj, steps[-1])
+
+        def negated(sums: np.ndarray, error: np.ndarray, finer) -> ScreenedValues:
+            scores = sums + regulariser
+            return ScreenedValues(-scores, error + 2.0**-50 * (np.abs(scores) + error), lambda: -exact(), finer)
+
+        def float32_level() -> ScreenedValues:
+            return negated(*clipped_logistic_sums(signed_at_w, signed_along, steps, self.clip_obj), None)
+
+        def taylor_level(anchors: tuple, finer) -> ScreenedValues:
+            return negated(*bounds.clipped_sums(steps, anchors), finer)
+
+        middle, end = 0.5 * steps[-1], steps[-1]
+        return taylor_level(
+            (0.0,),
+            lambda: taylor_level((0.0, middle), lambda: taylor_level((0.0, middle, end), float32_level)),
+        )
 
     def _select(self, scores: np.ndarray, eps_nmax: float, rng, ledger) -> int:
         """The index chosen from ``scores``: report-noisy-max on −scores (monotone, ε_nmax-DP), or the
@@ -242,14 +267,6 @@ class DPAGD(Algorithm):
         if not regularised:
             return values[0]
         return values[0] + problem.n_public * 0.5 * problem.reg * np.einsum("ij,ij->i", candidates, candidates)
-
-    def _approximate_scores(self, problem, at_w, along, steps, candidates) -> tuple[np.ndarray, np.ndarray]:
-        """The logistic scores of :meth:`_scores` from float32 losses, and a bound on their distance to
-        :meth:`_scores`'s float64 values: :func:`~dpbench.problems.screened_losses.clipped_logistic_sums`'s
-        bound on the clipped sums, plus 2⁻⁵⁰ of the total for the regulariser's addition."""
-        sums, error = clipped_logistic_sums(problem.y * at_w, problem.y * along, steps, self.clip_obj)  # y = ±1
-        scores = sums + problem.n_public * 0.5 * problem.reg * np.einsum("ij,ij->i", candidates, candidates)
-        return scores, error + 2.0**-50 * (np.abs(scores) + error)
 
 
 class _AuthorsCounter:

@@ -359,9 +359,7 @@ class NumpySampler:
         computing the exact values only when the approximate ones cannot decide
         (:class:`~dpbench.privacy.screening.ScreenedValues`)."""
         scale = (1.0 if monotonic else 2.0) * sensitivity / epsilon
-        noise = rng.laplace(0.0, scale, size=screened.approx.shape)
-        decided = screened.decide(noise)
-        return decided if decided is not None else int(np.argmax(screened.exact() + noise))
+        return screened.argmax(rng.laplace(0.0, scale, size=screened.approx.shape))
 
     def exponential(self, rng, utilities: np.ndarray, *, sensitivity: float, epsilon: float, monotonic: bool):
         """argmax over the last axis of the log-weights + standard Gumbel noise (Gumbel-max)."""

@@ -4,7 +4,8 @@ Report-noisy-max releases only the index argmax_j fl(v_j + L_j) of the noisy val
 independently of the values v, so it can be drawn first; then, if approximate values v̂ with a bound
 |v_j − v̂_j| ≤ E_j (v_j the float64 value the exact computation would return) already separate the largest
 noisy value from every other, that index is the one the exact computation would release, and the exact
-values are never needed. Otherwise they are computed and the index taken from them as always. Either way
+values are never needed. Otherwise finer approximations are tried, if any (``ScreenedValues.finer``), then the
+exact values are computed and the index taken from them as always. Either way
 the index, the draws and the charge are the exact mechanism's, bit for bit: the screening changes the cost,
 never the release (Dwork & Roth 2014, Claim 3.9, applies unchanged).
 
@@ -30,11 +31,24 @@ ROUNDING = 2.0**-50  # relative margin for fl(v + L), fl(v̂ + L) (each within 2
 
 @dataclass(frozen=True)
 class ScreenedValues:
-    """Values known to within ``error`` (|exact − approx| ≤ error, entrywise), and how to compute them exactly."""
+    """Values known to within ``error`` (|exact − approx| ≤ error, entrywise), and how to compute them exactly;
+    ``finer``, if given, computes tighter bounds on the same exact values (a dearer approximation tried before
+    the exact values are)."""
 
     approx: np.ndarray
     error: np.ndarray
     exact: Callable[[], np.ndarray]
+    finer: Callable[[], ScreenedValues] | None = None
+
+    def argmax(self, noise: np.ndarray) -> int:
+        """argmax of exact + ``noise``: decided by these bounds, else by each finer one in turn, else from the
+        exact values."""
+        level = self
+        while (decided := level.decide(noise)) is None:
+            if level.finer is None:
+                return int(np.argmax(level.exact() + noise))
+            level = level.finer()
+        return decided
 
     def decide(self, noise: np.ndarray) -> int | None:
         """argmax of exact + ``noise`` if the bounds determine it, else None (module docstring)."""

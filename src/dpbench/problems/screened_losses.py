@@ -7,13 +7,18 @@ the comparison whenever the bound cannot change its outcome, and the exact float
 otherwise (:mod:`dpbench.privacy.screening`). The released output is the exact computation's, bit for bit.
 
 For the logistic loss the exp and log1p of every margin are the float64 computation's floor; here the
-margins a − η·b are formed and the losses taken in float32 (SIMD exp and log), and summed in float64.
+margins a − η·b are formed and the losses taken in float32 (SIMD exp and log), and summed in float64
+(:class:`LogisticMargins`), or the sums at many steps are bounded from a few anchor steps by Taylor's theorem
+(:class:`LogisticLineBounds`).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from dpbench.problems.losses import LogisticLoss
 from dpbench.problems.products import matvec
 
 _BLOCK_ENTRIES = 1 << 20  # float32 blocks of ≤ 4 MB: few, long passes (Adult × 21 steps: one)
@@ -70,6 +75,105 @@ class LogisticMargins:
                 sums += np.einsum("ij->i", v, dtype=np.float64)
         spread = n * (1.0 + clip) + self._abs_a + steps * self._abs_b
         return sums, _FLOAT32_MARGIN * spread + n * n * clip * 2.0**-51
+
+
+class LogisticLineBounds:
+    """Bounds on S(η) = Σ_i min(ℓ(a_i − ηb_i), C) for η ∈ [0, η_max] (a = y ⊙ Xw, b = y ⊙ X·d, float64) from a
+    few passes over the rows instead of one per step, with their distance to the float64 sums of the exact
+    computation.
+
+    A row whose margin stays above m_C = −log(e^C − 1) on the whole interval (checked at its two ends: the margin
+    is linear in η) is never clipped there, and its loss f_i(η) = ℓ(a_i − ηb_i) is convex with
+    f_i″ = b_i²ℓ″ ≤ b_i²/4. Summed over those rows I, Taylor's theorem at an anchor η₀ gives
+    V + (η − η₀)G ≤ S_I(η) ≤ V + (η − η₀)G + (η − η₀)²Q with V = S_I(η₀), G = S_I′(η₀) = Σ_I b_iσ(−m_i(η₀)) and
+    Q = Σ_I b_i²/8: one exp and log1p per row and anchor. The other rows (those the clip may reach: a few per
+    cent on Adult) are summed at every step. With several anchors the intervals are intersected.
+
+    Rounding (u = 2⁻⁵³): each float64 loss, σ and margin is within a few u of its real value, so a row's
+    computed clipped loss is within 2⁻⁴⁸(1 + C + |a_i| + η|b_i|) of the real one (the loss and the clip are
+    1-Lipschitz), and a sum of k such terms within k²C·2⁻⁵¹ more; the exact computation's S(η) is within that of
+    the real sum too. The bounds below add these terms for the anchors' V and G, the clipped rows' sums and the
+    exact computation's, and 2⁻⁴⁸ of the magnitudes for the arithmetic that combines them.
+    """
+
+    def __init__(self, signed_at_w: np.ndarray, signed_along: np.ndarray, clip: float, eta_max: float) -> None:
+        a, b = signed_at_w, signed_along
+        self._clip, self._eta_max, self._n = float(clip), float(eta_max), a.shape[0]
+        abs_a, eta_abs_b = np.abs(a), self._eta_max * np.abs(b)
+        m_clip = -math.log(math.expm1(self._clip))
+        # the margin's least value on [0, η_max] is a − η_max·b⁺; above m_C by more than its rounding
+        reach = np.minimum(a, a - self._eta_max * b)
+        reach -= 2.0**-40 * (1.0 + abs(m_clip) + abs_a + eta_abs_b)
+        unclipped = reach >= m_clip
+        self._a, self._b = a[unclipped], b[unclipped]
+        self._a_clip, self._b_clip = a[~unclipped], b[~unclipped]
+        self._abs_a, self._abs_b = float(abs_a.sum()), float(np.abs(b).sum())
+        k = self._a.shape[0]
+        self._b1, self._b2 = float(np.abs(self._b).sum()), float(self._b @ self._b)
+        self._sum_abs_a = float(abs_a[unclipped].sum())
+        self._max_a = float(abs_a[unclipped].max(initial=0.0))
+        self._q = self._b2 / 8.0 * (1.0 + (k + 4) * 2.0**-51)
+        self._anchors: dict[float, tuple[float, float, float, float]] = {}
+        self._clipped: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (steps, sums, error)
+
+    @property
+    def clipped_rows(self) -> int:
+        """The rows the clip may reach on [0, η_max], summed at every step."""
+        return self._a_clip.shape[0]
+
+    def clipped_sums(self, steps: np.ndarray, anchors) -> tuple[np.ndarray, np.ndarray]:
+        """For each η in ``steps`` (all in [0, η_max]): the midpoint of the bounds on S(η) from the Taylor
+        expansions at ``anchors`` (class docstring), and a bound on its distance to the float64 sum the exact
+        computation returns."""
+        if steps.size and not (steps.min() >= 0.0 and steps.max() <= self._eta_max):
+            raise ValueError(f"steps must lie in [0, {self._eta_max}], the interval the bounds were set up for")
+        low, high = np.full(steps.size, -np.inf), np.full(steps.size, np.inf)
+        magnitude = np.zeros(steps.size)  # of the terms combined below, for the rounding of their arithmetic
+        for eta0 in anchors:
+            value, slope, value_error, slope_error = self._anchor(float(eta0))
+            delta = steps - eta0
+            linear, curvature = value + delta * slope, delta * delta * self._q
+            spread = value_error + np.abs(delta) * slope_error
+            low = np.maximum(low, linear - spread)
+            high = np.minimum(high, linear + curvature + spread)
+            magnitude = np.maximum(magnitude, abs(value) + np.abs(delta * slope) + curvature + spread)
+        clipped, clipped_error = self._clipped_row_sums(steps)
+        exact_error = 2.0**-48 * (self._n * (1.0 + self._clip) + self._abs_a + steps * self._abs_b)
+        exact_error += self._n * self._n * self._clip * 2.0**-51
+        error = 0.5 * (high - low) + clipped_error + exact_error
+        rounding = 2.0**-48 * (magnitude + np.abs(clipped) + error)
+        return 0.5 * (low + high) + clipped, error + rounding
+
+    def _anchor(self, eta0: float) -> tuple[float, float, float, float]:
+        """(V, G) at ``eta0`` over the unclipped rows, each with a bound on its distance to the real value."""
+        if eta0 not in self._anchors:
+            a, b, k = self._a, self._b, self._a.shape[0]
+            margins = a - eta0 * b if eta0 else a
+            t = np.exp(-margins)  # ≤ e^{C}: the margins are above m_C
+            value = float(np.log1p(t).sum())
+            t /= 1.0 + t  # σ(−m)
+            slope = float(b @ t)
+            value_error = 2.0**-48 * (k * (1.0 + self._clip) + self._sum_abs_a + eta0 * self._b1)
+            value_error += k * k * self._clip * 2.0**-51
+            slope_error = 2.0**-48 * (self._b1 * (1.0 + self._max_a + k) + eta0 * self._b2)
+            self._anchors[eta0] = (value, slope, value_error, slope_error)
+        return self._anchors[eta0]
+
+    def _clipped_row_sums(self, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Σ over the rows the clip may reach of min(ℓ(a_i − ηb_i), C) at each step, in float64, and the bound on
+        its distance to the real sum."""
+        if self._clipped is not None and np.array_equal(self._clipped[0], steps):
+            return self._clipped[1], self._clipped[2]
+        a, b, k = self._a_clip, self._b_clip, self._a_clip.shape[0]
+        if k == 0:
+            sums, error = np.zeros(steps.size), np.zeros(steps.size)
+        else:
+            margins = a[:, None] - b[:, None] * steps[None, :]
+            sums = np.minimum(LogisticLoss().value(margins), self._clip).sum(axis=0)
+            error = 2.0**-48 * (k * (1.0 + self._clip) + float(np.abs(a).sum()) + steps * float(np.abs(b).sum()))
+            error += k * k * self._clip * 2.0**-51
+        self._clipped = (steps.copy(), sums, error)
+        return sums, error
 
 
 class ClippedLossLine:
