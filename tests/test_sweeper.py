@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.plugins import Plugins
 
 from hydra_plugins.dpbench_sweeper import representatives, signature
@@ -36,3 +37,18 @@ def test_the_sweeper_composes_only_the_representatives():
     batch = [["dataset=adult", f"privacy.eps={e}"] for e in (0.1, 0.2, 0.3)] + [["dataset=bank", "privacy.eps=0.1"]]
     sweeper.validate_batch_is_legal(batch)
     assert composed == [batch[0], batch[3]]
+
+
+def test_jobs_that_train_the_most_models_launch_first():
+    """tuning=oracle jobs, then tuning=private ones, then the rest, each group in Hydra's order; batches keep their size."""
+    sweeper_class = Plugins.instance().class_name_to_class["hydra_plugins.dpbench_sweeper.DpbenchSweeper"]
+    parser = OverridesParser.create()
+    overrides = parser.parse_overrides(["dataset=adult,bank", "tuning=private,fixed,oracle", "algorithm=dp_sgd"])
+    (jobs,) = sweeper_class.split_arguments(overrides, None)
+    tunings = [next(o for o in job if o.startswith("tuning=")) for job in jobs]
+    assert tunings == ["tuning=oracle"] * 2 + ["tuning=private"] * 2 + ["tuning=fixed"] * 2
+    assert [job[0] for job in jobs] == ["dataset=adult", "dataset=bank"] * 3
+    batches = sweeper_class.split_arguments(overrides, 4)
+    assert [len(b) for b in batches] == [4, 2] and [job for b in batches for job in b] == jobs
+    (plain,) = sweeper_class.split_arguments(parser.parse_overrides(["privacy.eps=0.1,0.4,1.6"]), None)
+    assert plain == [["privacy.eps=0.1"], ["privacy.eps=0.4"], ["privacy.eps=1.6"]]

@@ -3,7 +3,8 @@
 The expected jobs come from the sweep's ``multirun.yaml`` (Hydra writes it when the sweep starts):
 the sweeper's ``params`` (experiment presets put their grids there, ``variant`` included) and the
 command line's task overrides are parsed by Hydra's own ``OverridesParser`` and expanded by
-``BasicSweeper.split_arguments``, the cartesian product Hydra's basic sweeper launches. A job's
+``BasicSweeper.split_arguments``, the cartesian product Hydra's basic sweeper launches (in the order dpbench's
+sweeper launches it, when it ran the sweep). A job's
 directory is ``hydra.sweep.subdir`` resolved with that job's ``hydra.job.override_dirname`` (Hydra's
 ``get_overrides_dirname`` with the sweep's ``exclude_keys``) and ``hydra.job.num``; a job directory
 that exists is matched by the overrides Hydra saved in its ``.hydra/overrides.yaml`` instead, so a
@@ -53,7 +54,7 @@ DONE = ("finished", "stale")
 """The statuses of a job whose results are on disk."""
 BASIC_SWEEPERS = (
     "hydra._internal.core_plugins.basic_sweeper.BasicSweeper",
-    "hydra_plugins.dpbench_sweeper.DpbenchSweeper",  # dpbench's default: the basic sweeper's jobs, checked faster
+    "hydra_plugins.dpbench_sweeper.DpbenchSweeper",  # dpbench's default: the basic sweeper's jobs, reordered
 )
 
 
@@ -142,6 +143,7 @@ def expand_sweep(sweep_cfg) -> list[tuple[list[str], str]]:
     from omegaconf import OmegaConf
 
     from dpbench.resolvers import register_resolvers
+    from hydra_plugins.dpbench_sweeper import DpbenchSweeper
 
     register_resolvers()
     target = OmegaConf.select(sweep_cfg, "hydra.sweeper._target_")
@@ -152,7 +154,8 @@ def expand_sweep(sweep_cfg) -> list[tuple[list[str], str]]:
         arguments = [f"{key}={value}" for key, value in params.items()]
         arguments += list(OmegaConf.select(sweep_cfg, "hydra.overrides.task") or [])
         parser = OverridesParser.create(config_loader=_config_loader())
-        batch = BasicSweeper.split_arguments(parser.parse_overrides(arguments), None)[0]
+        sweeper = DpbenchSweeper if target == BASIC_SWEEPERS[1] else BasicSweeper  # the same jobs, in its order
+        batch = sweeper.split_arguments(parser.parse_overrides(arguments), None)[0]
 
         naming = OmegaConf.select(sweep_cfg, "hydra.job.config.override_dirname")
         work = OmegaConf.create(OmegaConf.to_container(sweep_cfg, resolve=False))

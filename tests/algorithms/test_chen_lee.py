@@ -273,7 +273,8 @@ def _sparse_problem(n=3000, d=40, seed=1):
 def test_screened_line_searches_give_the_exact_fits_bit_for_bit(monkeypatch):
     """DP-BLGD, DP-BLSGD and DP-BLSGD-AC (Laplace and Gaussian line searches) on a dense and a sparse
     problem at ε = 0.1, 1, 4: weights, iterations, info, ledgers, evaluation counts and traces as when every
-    Armijo query is computed exactly, with all but a few queries decided by their approximations."""
+    Armijo query is computed exactly, with all but a few queries decided by their approximations, most by the
+    Taylor bounds alone."""
     from dpbench.problems.screened_losses import ClippedLossLine
 
     def fits():
@@ -295,15 +296,18 @@ def test_screened_line_searches_give_the_exact_fits_bit_for_bit(monkeypatch):
                     )
         return out
 
-    exact_sums = []
-    real_exact = ClippedLossLine.exact
+    exact_sums, float32_sums = [], []
+    real_exact, real_float32 = ClippedLossLine.exact, ClippedLossLine.approximate
     monkeypatch.setattr(ClippedLossLine, "exact", lambda *a: exact_sums.append(1) or real_exact(*a))
+    monkeypatch.setattr(ClippedLossLine, "approximate", lambda *a: float32_sums.append(1) or real_float32(*a))
     screened = fits()
-    screened_exact_sums = len(exact_sums)
+    screened_exact_sums, screened_float32_sums = len(exact_sums), len(float32_sums)
     monkeypatch.setattr(ClippedLossLine, "approximate", lambda self, eta: None)
+    monkeypatch.setattr(ClippedLossLine, "bounded", lambda self, eta: None)
     exact_sums.clear()
     assert fits() == screened
     assert 0 < screened_exact_sums < 0.01 * len(exact_sums)  # both paths taken
+    assert 0 < screened_float32_sums < 0.1 * len(exact_sums)  # the Taylor bounds decided most queries
     assert len(exact_sums) > 5_000
 
 

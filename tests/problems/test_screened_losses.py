@@ -28,7 +28,8 @@ def _sparse(n=3000, d=60, seed=1):
 def test_the_approximate_sums_along_a_line_are_within_their_bound(make):
     """300 random lines (‖w‖ up to 30, ‖d‖ up to 10, so margins pass the clip both ways), on all rows and on
     random batches, at the 20 step sizes 2·0.8^i of NoisyBTLS: every approximate sum is within its bound of
-    the exact one (the floats of clipped_loss_sum at v = w − η·d), about a hundred times over."""
+    the exact one (the floats of clipped_loss_sum at v = w − η·d), about a hundred times over; so is every Taylor
+    bound of the line (anchor η = 0, steps up to 2)."""
     problem, rng = make(), np.random.default_rng(2)
     worst = 0.0
     for case in range(300):
@@ -36,8 +37,10 @@ def test_the_approximate_sums_along_a_line_are_within_their_bound(make):
         direction = rng.normal(size=problem.dim) * rng.uniform(0, 10) / np.sqrt(problem.dim)
         batch = None if case % 3 == 0 else np.flatnonzero(rng.random(problem.n) < rng.uniform(0.01, 0.5))
         clip = float(rng.choice([0.5, 1.0, 3.0]))
-        line = problem.clipped_loss_line(w, direction, batch, clip)
+        line = problem.clipped_loss_line(w, direction, batch, clip, max_step=2.0)
         assert line.exact_at_w() == problem.clipped_loss_sum(w, batch, clip)
+        taylor, taylor_error = line.bounded_at_w()
+        assert abs(taylor - line.exact_at_w()) <= taylor_error
         for eta in [0.0, *(2.0 * 0.8**i for i in range(20))]:
             v = w - eta * direction
             exact = line.exact(v)
@@ -45,6 +48,9 @@ def test_the_approximate_sums_along_a_line_are_within_their_bound(make):
             approx, error = line.approximate(eta)
             assert abs(approx - exact) <= error
             worst = max(worst, abs(approx - exact) / error)
+            taylor, taylor_error = line.bounded(eta)
+            assert abs(taylor - exact) <= taylor_error
+        assert line.bounded(2.5) is None  # beyond the line's largest step
     assert 0.0 < worst < 0.01
 
 
@@ -54,6 +60,9 @@ def test_lines_not_approximated_return_none():
     assert _dense(loss="hinge").clipped_loss_line(w, direction, None, 1.0).approximate(0.5) is None
     assert _dense(dtype=np.float32).clipped_loss_line(w, direction, None, 1.0).approximate(0.5) is None
     assert _dense().clipped_loss_line(w, direction, None, 1.0).approximate(0.5) is not None
+    assert _dense(loss="hinge").clipped_loss_line(w, direction, None, 1.0, max_step=1.0).bounded(0.5) is None
+    assert _dense().clipped_loss_line(w, direction, None, 1.0).bounded(0.5) is None  # no max_step given
+    assert _dense().clipped_loss_line(w, direction, None, 1.0, max_step=1.0).bounded(0.5) is not None
 
 
 def test_taylor_bounds_hold_the_float64_clipped_sums():

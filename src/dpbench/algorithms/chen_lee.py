@@ -92,18 +92,19 @@ class ArmijoQueries:
     looked at only.
 
     ``self(i)`` returns a :class:`~dpbench.privacy.screening.ScreenedValue` where the clipped sums can be
-    approximated (:class:`~dpbench.problems.screened_losses.ClippedLossLine`): AboveThreshold computes
-    q_i exactly only when the approximation cannot decide its test, and releases the same index either
-    way. :meth:`value` is q_i exactly."""
+    approximated (:class:`~dpbench.problems.screened_losses.ClippedLossLine`): first from the line's Taylor
+    bounds at η = 0 (one pass over the batch for the whole search), then in float32 (a pass per query);
+    AboveThreshold computes q_i exactly only when neither can decide its test, and releases the same index
+    either way. :meth:`value` is q_i exactly."""
 
     def __init__(self, problem, w, grad, batch, *, eta0, alpha, beta, obj_clip, normaliser) -> None:
         self._problem, self._w, self._grad = problem, w, grad
         self._eta0, self._alpha, self._beta = eta0, alpha, beta
         self._normaliser = normaliser
         self._sensitivity = obj_clip / normaliser
-        self._line = problem.clipped_loss_line(w, grad, batch, obj_clip)
+        self._line = problem.clipped_loss_line(w, grad, batch, obj_clip, max_step=eta0)
         self._f_w: float | None = None  # f_B(w), computed when a query first needs it exactly
-        self._f_w_estimate: tuple[float, float] | None = None
+        self._f_w_estimates: dict[str, tuple[float, float] | None] = {}  # by approximation
         self._squared_norm = float(grad @ grad)
         self.asked = 0
 
@@ -125,15 +126,21 @@ class ArmijoQueries:
         def exact() -> float:
             return self._exact_f_w() - armijo - (self._line.exact(v) / self._normaliser + regulariser)
 
-        estimate, at_w = self._line.approximate(eta), self._estimate_f_w()
-        if estimate is None or at_w is None:
-            return exact()
-        f_w, error_w = at_w
-        f_v = estimate[0] / self._normaliser + regulariser
-        error = error_w + estimate[1] / self._normaliser
-        # the four operations on approximate inputs round differently: 2⁻⁴⁸ of the magnitudes covers them
-        error += 2.0**-48 * (abs(f_w) + armijo + abs(f_v) + error)
-        return ScreenedValue(f_w - armijo - f_v, error, exact)
+        def screened(estimate, at_w, finer=None) -> ScreenedValue | None:
+            if estimate is None or at_w is None:
+                return None
+            f_w, error_w = at_w
+            f_v = estimate[0] / self._normaliser + regulariser
+            error = error_w + estimate[1] / self._normaliser
+            # the four operations on approximate inputs round differently: 2⁻⁴⁸ of the magnitudes covers them
+            error += 2.0**-48 * (abs(f_w) + armijo + abs(f_v) + error)
+            return ScreenedValue(f_w - armijo - f_v, error, exact, finer)
+
+        def float32() -> ScreenedValue | None:
+            return screened(self._line.approximate(eta), self._estimate_f_w("float32"))
+
+        taylor = screened(self._line.bounded(eta), self._estimate_f_w("taylor"), float32)
+        return taylor or float32() or exact()
 
     def value(self, i: int) -> float:
         """q_i, computed exactly."""
@@ -145,17 +152,18 @@ class ArmijoQueries:
             self._f_w = self._line.exact_at_w() / self._normaliser + 0.5 * self._problem.reg * float(self._w @ self._w)
         return self._f_w
 
-    def _estimate_f_w(self) -> tuple[float, float] | None:
-        """(f_B(w), 0) once computed exactly, else an approximation and its error bound (None: not approximated)."""
+    def _estimate_f_w(self, approximation: str) -> tuple[float, float] | None:
+        """(f_B(w), 0) once computed exactly, else its ``approximation`` ("taylor": the line's Taylor bounds,
+        "float32") and error bound (None: not approximated)."""
         if self._f_w is not None:
             return self._f_w, 0.0
-        if self._f_w_estimate is None:
-            estimate = self._line.approximate(0.0)
-            if estimate is None:
-                return None
+        if approximation not in self._f_w_estimates:
+            at_w = self._line.bounded_at_w() if approximation == "taylor" else self._line.approximate(0.0)
             regulariser = 0.5 * self._problem.reg * float(self._w @ self._w)
-            self._f_w_estimate = (estimate[0] / self._normaliser + regulariser, estimate[1] / self._normaliser)
-        return self._f_w_estimate
+            self._f_w_estimates[approximation] = (
+                None if at_w is None else (at_w[0] / self._normaliser + regulariser, at_w[1] / self._normaliser)
+            )
+        return self._f_w_estimates[approximation]
 
 
 def noisy_btls(

@@ -65,11 +65,23 @@ class ScreenedValues:
 
 @dataclass(frozen=True)
 class ScreenedValue:
-    """A value known to within ``error`` (|exact − approx| ≤ error), and how to compute it exactly."""
+    """A value known to within ``error`` (|exact − approx| ≤ error), and how to compute it exactly; ``finer``, if
+    given, computes a tighter bound on the same exact value (tried before the exact value is)."""
 
     approx: float
     error: float
     exact: Callable[[], float]
+    finer: Callable[[], ScreenedValue] | None = None
+
+    def is_above(self, noise: float, threshold: float) -> bool | None:
+        """:meth:`decide_above` by this bound, else by each finer one in turn; None if none decides."""
+        level: ScreenedValue | None = self
+        while level is not None:
+            decided = level.decide_above(noise, threshold)
+            if decided is not None:
+                return decided
+            level = level.finer() if level.finer is not None else None
+        return None
 
     def decide_above(self, noise: float, threshold: float) -> bool | None:
         """Whether fl(exact + ``noise``) ≥ ``threshold`` (AboveThreshold's test), if the bound determines it,

@@ -124,7 +124,7 @@ def _is_above(draw, value, i: int) -> bool:
     approximation when the sampler's units allow it and its bound settles the test, else computed exactly:
     the outcome is the exact value's either way (:mod:`dpbench.privacy.screening`)."""
     if isinstance(value, ScreenedValue):
-        decided = value.decide_above(draw.noise[i], draw.threshold) if draw.screens else None
+        decided = value.is_above(draw.noise[i], draw.threshold) if draw.screens else None
         if decided is not None:
             return decided
         value = value.exact()

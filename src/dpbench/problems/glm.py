@@ -241,14 +241,16 @@ class GLMProblem:
         product = self.full_product(w) if idx is None else matvec(X, w)
         return float(np.minimum(self.loss.value(y * product), clip).sum())
 
-    def clipped_loss_line(self, w: np.ndarray, direction: np.ndarray, idx: np.ndarray | None, clip: float):
-        """Σ_{i∈idx} min(ℓ_i(v), C_obj) at v = w and along v = w − η·direction, exactly or with an error
-        bound (:class:`~dpbench.problems.screened_losses.ClippedLossLine`): NoisyBTLS's Armijo queries.
+    def clipped_loss_line(
+        self, w: np.ndarray, direction: np.ndarray, idx: np.ndarray | None, clip: float, max_step: float | None = None
+    ):
+        """Σ_{i∈idx} min(ℓ_i(v), C_obj) at v = w and along v = w − η·direction (η ≤ ``max_step``), exactly or with
+        an error bound (:class:`~dpbench.problems.screened_losses.ClippedLossLine`): NoisyBTLS's Armijo queries.
         Counts |idx| evaluations, for v = w; the caller counts one more per query it asks."""
         X, y, norms = self._rows(idx)
         self.counts.obj_evals += len(y)
         product = self.full_product(w) if idx is None else matvec(X, w)
-        return ClippedLossLine(self, X, y, norms, w, y * product, direction, clip)
+        return ClippedLossLine(self, X, y, norms, w, y * product, direction, clip, max_step)
 
     def objective(self, w: np.ndarray) -> float:
         """F(w) on the whole training set (non-private methods)."""

@@ -99,22 +99,28 @@ class LogisticLineBounds:
     def __init__(self, signed_at_w: np.ndarray, signed_along: np.ndarray, clip: float, eta_max: float) -> None:
         a, b = signed_at_w, signed_along
         self._clip, self._eta_max, self._n = float(clip), float(eta_max), a.shape[0]
-        abs_a, eta_abs_b = np.abs(a), self._eta_max * np.abs(b)
+        abs_a, abs_b = np.abs(a), np.abs(b)
+        self._abs_a, self._abs_b = float(abs_a.sum()), float(abs_b.sum())  # over all rows: bounds for any subset
+        self._max_a = float(abs_a.max(initial=0.0))
         m_clip = -math.log(math.expm1(self._clip))
-        # the margin's least value on [0, η_max] is a − η_max·b⁺; above m_C by more than its rounding
-        reach = np.minimum(a, a - self._eta_max * b)
-        reach -= 2.0**-40 * (1.0 + abs(m_clip) + abs_a + eta_abs_b)
-        unclipped = reach >= m_clip
-        self._a, self._b = a[unclipped], b[unclipped]
-        self._a_clip, self._b_clip = a[~unclipped], b[~unclipped]
-        self._abs_a, self._abs_b = float(abs_a.sum()), float(np.abs(b).sum())
+        # a row's least margin on [0, η_max] is min(a, a − η_max·b); above m_C by more than its rounding
+        reach = a - self._eta_max * b
+        np.minimum(reach, a, out=reach)
+        rounding = 2.0**-40 * (1.0 + abs(m_clip) + self._max_a + self._eta_max * float(abs_b.max(initial=0.0)))
+        clipped = np.flatnonzero(reach < m_clip + rounding)
+        if clipped.size:
+            unclipped = np.ones(self._n, dtype=bool)
+            unclipped[clipped] = False
+            self._a, self._b = a[unclipped], b[unclipped]
+        else:
+            self._a, self._b = a, b
+        self._a_clip, self._b_clip = a[clipped], b[clipped]
         k = self._a.shape[0]
-        self._b1, self._b2 = float(np.abs(self._b).sum()), float(self._b @ self._b)
-        self._sum_abs_a = float(abs_a[unclipped].sum())
-        self._max_a = float(abs_a[unclipped].max(initial=0.0))
+        self._b2 = float(self._b @ self._b)
         self._q = self._b2 / 8.0 * (1.0 + (k + 4) * 2.0**-51)
         self._anchors: dict[float, tuple[float, float, float, float]] = {}
-        self._clipped: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (steps, sums, error)
+        self._clipped_abs_sums = (float(np.abs(self._a_clip).sum()), float(np.abs(self._b_clip).sum()))
+        self._last_clipped: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
 
     @property
     def clipped_rows(self) -> int:
@@ -153,26 +159,25 @@ class LogisticLineBounds:
             value = float(np.log1p(t).sum())
             t /= 1.0 + t  # σ(−m)
             slope = float(b @ t)
-            value_error = 2.0**-48 * (k * (1.0 + self._clip) + self._sum_abs_a + eta0 * self._b1)
+            value_error = 2.0**-48 * (k * (1.0 + self._clip) + self._abs_a + eta0 * self._abs_b)
             value_error += k * k * self._clip * 2.0**-51
-            slope_error = 2.0**-48 * (self._b1 * (1.0 + self._max_a + k) + eta0 * self._b2)
+            slope_error = 2.0**-48 * (self._abs_b * (1.0 + self._max_a + k) + eta0 * self._b2)
             self._anchors[eta0] = (value, slope, value_error, slope_error)
         return self._anchors[eta0]
 
     def _clipped_row_sums(self, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Σ over the rows the clip may reach of min(ℓ(a_i − ηb_i), C) at each step, in float64, and the bound on
         its distance to the real sum."""
-        if self._clipped is not None and np.array_equal(self._clipped[0], steps):
-            return self._clipped[1], self._clipped[2]
         a, b, k = self._a_clip, self._b_clip, self._a_clip.shape[0]
         if k == 0:
-            sums, error = np.zeros(steps.size), np.zeros(steps.size)
-        else:
-            margins = a[:, None] - b[:, None] * steps[None, :]
-            sums = np.minimum(LogisticLoss().value(margins), self._clip).sum(axis=0)
-            error = 2.0**-48 * (k * (1.0 + self._clip) + float(np.abs(a).sum()) + steps * float(np.abs(b).sum()))
-            error += k * k * self._clip * 2.0**-51
-        self._clipped = (steps.copy(), sums, error)
+            return np.zeros(steps.size), np.zeros(steps.size)
+        if self._last_clipped is not None and np.array_equal(self._last_clipped[0], steps):
+            return self._last_clipped[1]  # DP-AGD asks again at the same steps with more anchors
+        margins = a[:, None] - b[:, None] * steps[None, :]
+        sums = np.minimum(LogisticLoss().value(margins), self._clip).sum(axis=0)
+        abs_a, abs_b = self._clipped_abs_sums
+        error = 2.0**-48 * (k * (1.0 + self._clip) + abs_a + steps * abs_b) + k * k * self._clip * 2.0**-51
+        self._last_clipped = (steps.copy(), (sums, error))
         return sums, error
 
 
@@ -191,13 +196,25 @@ class ClippedLossLine:
     """
 
     def __init__(
-        self, problem, X, y: np.ndarray, row_norms: np.ndarray, w, margins: np.ndarray, direction, clip: float
+        self,
+        problem,
+        X,
+        y: np.ndarray,
+        row_norms: np.ndarray,
+        w,
+        margins: np.ndarray,
+        direction,
+        clip: float,
+        max_step: float | None = None,
     ):
-        """``margins``: y ⊙ X_B w, the floats ``GLMProblem.clipped_loss_sum(w, B, C)`` computes."""
+        """``margins``: y ⊙ X_B w, the floats ``GLMProblem.clipped_loss_sum(w, B, C)`` computes; ``max_step``: the
+        largest η the line will be asked about, for :meth:`bounded` (None: not bounded)."""
         self._loss, self._X, self._y, self._clip = problem.loss, X, y, clip
         self._at_w = margins
-        self._direction = direction
-        self._margins: LogisticMargins | None = None  # y ⊙ X·d is taken by the first approximation
+        self._direction, self._max_step = direction, max_step
+        self._signed_along: np.ndarray | None = None  # y ⊙ X·d, taken by the first approximation
+        self._margins: LogisticMargins | None = None
+        self._bounds: LogisticLineBounds | None = None
         self._screens = problem.loss.name == "logistic" and problem.dtype == np.float64
         if self._screens:
             inflate = 1.0 + 2.0**-40  # the norms and the sum below are computed in floating point
@@ -222,10 +239,39 @@ class ClippedLossLine:
         if not self._screens:
             return None
         if self._margins is None:
-            self._margins = LogisticMargins(self._at_w, self._y * matvec(self._X, self._direction))
+            self._margins = LogisticMargins(self._at_w, self._along())
         sums, error = self._margins.clipped_sums(np.array([eta]), self._clip)
+        return float(sums[0]), float(error[0]) + self._product_error(eta)
+
+    def bounded(self, eta: float) -> tuple[float, float] | None:
+        """(Ŝ, E) as :meth:`approximate`, from the Taylor bounds at the anchor η = 0 (:class:`LogisticLineBounds`:
+        one pass over the rows for the whole line, not one per query); None when this line is not approximated
+        or η is beyond its ``max_step``."""
+        bounded = self._bounded(eta)
+        return None if bounded is None else (bounded[0], bounded[1] + self._product_error(eta))
+
+    def bounded_at_w(self) -> tuple[float, float] | None:
+        """(Ŝ, E) with |S(w) − Ŝ| ≤ E for S(w) as :meth:`exact_at_w` computes it (from the margins a themselves),
+        from the same Taylor bounds; None as :meth:`bounded`."""
+        return self._bounded(0.0)
+
+    def _bounded(self, eta: float) -> tuple[float, float] | None:
+        if not self._screens or self._max_step is None or not 0.0 <= eta <= self._max_step:
+            return None
+        if self._bounds is None:
+            self._bounds = LogisticLineBounds(self._at_w, self._along(), self._clip, self._max_step)
+        sums, error = self._bounds.clipped_sums(np.array([eta]), (0.0,))
+        return float(sums[0]), float(error[0])
+
+    def _along(self) -> np.ndarray:
+        if self._signed_along is None:
+            self._signed_along = self._y * matvec(self._X, self._direction)
+        return self._signed_along
+
+    def _product_error(self, eta: float) -> float:
+        """The bound on how far the exact query's margins, from the product X_B·fl(w − fl(η·d)), lie from a − η·b."""
         w_norm, d_norm = self._norms
-        return float(sums[0]), float(error[0]) + self._products * (w_norm + eta * d_norm) * (1.0 + 2.0**-40)
+        return self._products * (w_norm + eta * d_norm) * (1.0 + 2.0**-40)
 
     def _sum(self, margins: np.ndarray) -> float:
         return float(np.minimum(self._loss.value(margins), self._clip).sum())
