@@ -324,7 +324,9 @@ def _cases(compose) -> dict[str, list[str]]:
     for experiment in group_choices("experiment"):
         cases[f"experiment={experiment}"] = [f"experiment={experiment}"]
         seen = set()
-        for overrides, subdir in expand_sweep(compose([f"experiment={experiment}"], hydra=True)):
+        # each preset's first job per algorithm in Hydra's order (HASHES' labels), not in dpbench's launch order
+        sweep = compose([f"experiment={experiment}", "hydra/sweeper=basic"], hydra=True)
+        for overrides, subdir in expand_sweep(sweep):
             algorithm = next((o for o in overrides if o.startswith("algorithm=")), None)
             if algorithm not in seen:
                 seen.add(algorithm)

@@ -136,7 +136,8 @@ def _config_loader():
 
 def expand_sweep(sweep_cfg) -> list[tuple[list[str], str]]:
     """(overrides, subdir) of every job Hydra's basic sweeper launches for ``sweep_cfg`` (the content
-    of ``multirun.yaml``), in launch order. Raises :class:`_CannotExpand` when that is not determined."""
+    of ``multirun.yaml``), in the order its sweeper launches them (dpbench's launches the jobs that train the
+    most models first). Raises :class:`_CannotExpand` when that is not determined."""
     from hydra._internal.config_loader_impl import get_overrides_dirname
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
