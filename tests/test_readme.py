@@ -126,7 +126,8 @@ def test_each_reproduction_starts_verbatim_and_stops_cleanly(fresh_install, sigi
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group, as in a terminal
     proc.wait(timeout=300)
     err = stderr.read_text()
-    assert not list(sweep.glob("*/error.json")), f"{command}: a job failed"
+    failures = {path.parent.name: path.read_text() for path in sweep.glob("*/error.json")}
+    assert not failures, f"{command}: a job failed: {failures}"
     assert proc.returncode in (0, 130), f"{command}\n{err[-3000:]}"
     if proc.returncode == 130:
         last = err.strip().splitlines()[-1]  # progress bars end in \r, so splitlines() ends at the message

@@ -33,7 +33,7 @@ os.environ["PYTHONWARNINGS"] = ",".join(
 from typing import TYPE_CHECKING
 
 from dpbench.conf_files import config_dir, group_choices, option_file, use_command_line_config_dirs
-from dpbench.errors import ConfigError, DataError, DpbenchError, PrivacyViolation
+from dpbench.errors import ConfigError, DataError, DpbenchError, PrivacyViolation, caused_by_ctrl_c
 from dpbench.resolvers import register_resolvers
 
 if TYPE_CHECKING:
@@ -271,7 +271,7 @@ def report_and_exit(exc: BaseException, reports: list) -> None:
     from omegaconf.errors import OmegaConfBaseException
 
     status_hint = "".join(f"; dpbench-status {report.sweep_dir} lists every job" for report in reports)
-    if isinstance(exc, KeyboardInterrupt):
+    if caused_by_ctrl_c(exc):
         _fail("interrupted; finished runs are kept and the same command resumes the rest" + status_hint, 130)
     if isinstance(exc, DpbenchError):
         _fail(str(exc))
@@ -293,7 +293,12 @@ def _task(cfg: DictConfig) -> None:
     from dpbench.ctrl_c import interrupts_in_jobs_only
 
     with interrupts_in_jobs_only():
-        _run_task(cfg)
+        try:
+            _run_task(cfg)
+        except Exception as exc:
+            if caused_by_ctrl_c(exc):  # e.g. a module whose import Ctrl-C cut short: an interrupt, not a failure
+                raise KeyboardInterrupt from exc
+            raise
 
 
 def _run_task(cfg: DictConfig) -> None:
@@ -333,6 +338,8 @@ def _run_task(cfg: DictConfig) -> None:
         if hydra_cfg.mode == RunMode.RUN:
             print(headline(results, out_dir))
     except (DpbenchError, OSError) as exc:
+        if caused_by_ctrl_c(exc):
+            raise KeyboardInterrupt from exc
         if isinstance(exc, OSError) and exc.errno is None:
             raise  # not a file the user can fix: a bug
         message = str(exc) if isinstance(exc, DpbenchError) else os_error_line(exc)
@@ -433,7 +440,7 @@ def main() -> None:
         finally:  # a sweep that raised (a bug in a job, Ctrl-C) still gets its manifest
             reports = finish_open_sweeps()
     except (Exception, KeyboardInterrupt) as exc:
-        if wants_traceback and not isinstance(exc, KeyboardInterrupt):
+        if wants_traceback and not caused_by_ctrl_c(exc):
             raise
         report_and_exit(exc, reports)
     failed = failed_jobs_line(reports)

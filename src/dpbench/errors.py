@@ -24,3 +24,18 @@ class ChecksumError(DataError):
 
 class PrivacyViolation(AssertionError):
     """A run spent more than its budget: a bug in an algorithm or an accountant, never a result."""
+
+
+def caused_by_ctrl_c(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C (``KeyboardInterrupt``) or follows from one through its chain of causes
+    and contexts. Python turns a ``KeyboardInterrupt`` raised while an extension module initialises into
+    ``ImportError: initialization failed`` whose ``__cause__`` it is (seen with SciPy's HiGHS wrapper);
+    a job stopped so was interrupted, it did not fail."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return True
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return False

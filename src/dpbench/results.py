@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpbench.errors import DpbenchError
+from dpbench.errors import DpbenchError, caused_by_ctrl_c
 from dpbench.permissions import apply_umask
 from dpbench.schema import column_classes
 
@@ -160,7 +160,10 @@ def write_error_marker(out_dir: Path, exc: BaseException) -> Path:
 
 def record_failure(out_dir: Path, exc: BaseException) -> None:
     """:func:`write_error_marker`, logging instead of raising when the marker cannot be written, so
-    that the caller can re-raise ``exc`` itself."""
+    that the caller can re-raise ``exc`` itself. An exception that Ctrl-C caused
+    (:func:`~dpbench.errors.caused_by_ctrl_c`) is no failure: nothing is recorded."""
+    if caused_by_ctrl_c(exc):
+        return
     try:
         write_error_marker(out_dir, exc)
     except OSError as marker_exc:

@@ -93,9 +93,13 @@ def test_taylor_bounds_hold_the_float64_clipped_sums():
     assert clipped_cases > 300  # most lines had rows on both sides of the clip
 
 
-def test_taylor_bounds_refuse_steps_outside_their_interval():
+def test_taylor_bounds_refuse_steps_or_anchors_outside_their_interval():
     from dpbench.problems.screened_losses import LogisticLineBounds
 
     bounds = LogisticLineBounds(np.zeros(3), np.ones(3), 1.0, 2.0)
     with pytest.raises(ValueError, match=r"steps must lie in \[0, 2.0\]"):
         bounds.clipped_sums(np.array([0.0, 2.5]), (0.0,))
+    with pytest.raises(ValueError, match=r"anchors must lie in \[0, 2.0\]"):
+        bounds.clipped_sums(np.array([0.0, 1.5]), (0.0, 3.0))
+    with pytest.raises(ValueError, match=r"anchors must lie in \[0, 2.0\]"):
+        bounds.clipped_sums(np.array([0.0, 1.5]), (-1.0,))

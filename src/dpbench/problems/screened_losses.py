@@ -129,10 +129,11 @@ class LogisticLineBounds:
 
     def clipped_sums(self, steps: np.ndarray, anchors) -> tuple[np.ndarray, np.ndarray]:
         """For each η in ``steps`` (all in [0, η_max]): the midpoint of the bounds on S(η) from the Taylor
-        expansions at ``anchors`` (class docstring), and a bound on its distance to the float64 sum the exact
-        computation returns."""
-        if steps.size and not (steps.min() >= 0.0 and steps.max() <= self._eta_max):
-            raise ValueError(f"steps must lie in [0, {self._eta_max}], the interval the bounds were set up for")
+        expansions at ``anchors`` (also in [0, η_max], class docstring), and a bound on its distance to the
+        float64 sum the exact computation returns."""
+        for name, points in (("steps", steps), ("anchors", np.asarray(anchors, dtype=float))):
+            if points.size and not (points.min() >= 0.0 and points.max() <= self._eta_max):
+                raise ValueError(f"{name} must lie in [0, {self._eta_max}], the interval the bounds were set up for")
         low, high = np.full(steps.size, -np.inf), np.full(steps.size, np.inf)
         magnitude = np.zeros(steps.size)  # of the terms combined below, for the rounding of their arithmetic
         for eta0 in anchors:
