@@ -91,7 +91,7 @@ def test_every_level_of_screened_scores_holds_the_exact_ones(problem):
             errors.append(level.error)
             if level.finer is None:
                 break
-            level = level.finer()
+            level = level.finer(np.ones(steps.size, dtype=bool))
         assert len(errors) == 4
         for wider, narrower in itertools.pairwise(
             errors[:3]

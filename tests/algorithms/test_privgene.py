@@ -40,15 +40,19 @@ def _problem(n=400, d=3, seed=0, reg=0.001, loss="logistic"):
 
 @pytest.fixture
 def spy(monkeypatch):
-    """Record the (sensitivity, epsilon, monotonic, label) of every selection PrivGene makes."""
+    """Record the (sensitivity, epsilon, monotonic, label) of every selection PrivGene makes, screened or not."""
     calls = []
-    real = privgene_module.exponential_mechanism
 
-    def recording(utilities, **kw):
-        calls.append({k: kw[k] for k in ("sensitivity", "epsilon", "monotonic", "label")} | {"m": len(utilities)})
-        return real(utilities, **kw)
+    def recording(real, size):
+        def record(utilities, **kw):
+            calls.append({k: kw[k] for k in ("sensitivity", "epsilon", "monotonic", "label")} | {"m": size(utilities)})
+            return real(utilities, **kw)
 
-    monkeypatch.setattr(privgene_module, "exponential_mechanism", recording)
+        return record
+
+    monkeypatch.setattr(privgene_module, "exponential_mechanism", recording(privgene_module.exponential_mechanism, len))
+    screened = privgene_module.exponential_mechanism_screened
+    monkeypatch.setattr(privgene_module, "exponential_mechanism_screened", recording(screened, lambda s: len(s.approx)))
     return calls
 
 
@@ -313,3 +317,89 @@ def test_coordinate_move_scorer_equals_the_population_fitness(loss, clip, sparse
     got = np.concatenate([scorer(child, 0.3) for child in children])
     assert got == pytest.approx(expected, rel=1e-12)
     assert problem.counts.obj_evals - before == 40 * 2 * 5 * 2
+
+
+def _exact_selections(monkeypatch) -> None:
+    """PrivGene without the screened selection: every utility computed, as before the bounds existed."""
+    monkeypatch.setattr(privgene_module.CoordinateMoveBounds, "for_problem", classmethod(lambda cls, problem: None))
+
+
+def _fit_record(problem, eps: float, seed: int, **params):
+    from dpbench.privacy.accountants import ZCDPAccountant
+
+    accountant = ZCDPAccountant() if params.get("fidelity") == "authors_code" else PureDPAccountant()
+    ledger = Ledger(eps, 1e-8, accountant)
+    tracer = Tracer(problem, ledger)
+    result = PrivGene(**params).fit(problem, ledger, np.random.default_rng(seed), tracer)
+    return result, ledger, problem.counts.obj_evals, tracer
+
+
+@pytest.mark.parametrize(
+    ("sparse", "params"),
+    [
+        (False, {}),
+        (True, {}),
+        (False, {"tight": True}),
+        (True, {"fidelity": "authors_code"}),
+        (False, {"init_scale": 0.3}),
+    ],
+)
+def test_screened_selections_fit_bit_for_bit_what_exact_ones_fit(sparse, params, monkeypatch):
+    """Three fits each (ε = 0.4, 1.6, 6.4; 12 to 70 rounds): weights, info, ledger, evaluation counts and trace the
+    same as with every utility computed, and most selections decided without them (else the test would be vacuous)."""
+    X, y = _data(2500, 12, seed=4)
+    if sparse:
+        X[X < 0.5] = 0.0
+        X = sp.csr_matrix(X)
+    computed, real = [], PrivGene._utilities
+
+    def counting(self, *args):
+        computed.append(1)
+        return real(self, *args)
+
+    rounds = 0
+    for eps, seed in [(0.4, 1), (1.6, 2), (6.4, 3)]:
+        setting = {"rounds_divisor": 80.0, "max_rounds": 70} | params
+        with monkeypatch.context() as patched:
+            patched.setattr(PrivGene, "_utilities", counting)
+            screened = _fit_record(make_problem(X, y, loss="logistic", reg=0.01), eps, seed, **setting)
+        with monkeypatch.context() as patched:
+            _exact_selections(patched)
+            exact = _fit_record(make_problem(X, y, loss="logistic", reg=0.01), eps, seed, **setting)
+        assert np.array_equal(screened[0].w, exact[0].w)
+        assert screened[0].n_iterations == exact[0].n_iterations and screened[0].info == exact[0].info
+        assert screened[1].entries == exact[1].entries and screened[1].eps_spent == exact[1].eps_spent
+        assert screened[2] == exact[2]
+        assert screened[3].rows == exact[3].rows
+        rounds += screened[0].n_iterations
+    assert rounds > 100 and len(computed) < 0.5 * rounds
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_coordinate_move_bounds_hold_the_exact_loss_sums(sparse):
+    """300 random points and move sizes (10⁻⁴ … 2) on dense and sparse data: population_fitness and
+    CoordinateMoveScorer (μ = 0: the loss sums) inside the Taylor bounds, which are as narrow as δ²Q_j plus
+    rounding, and inside the direct sums' bounds of four moves, which are rounding only."""
+    from dpbench.problems.screened_losses import CoordinateMoveBounds
+
+    X, y = _data(3000, 9, seed=5)
+    if sparse:
+        X[X < 0.6] = 0.0
+        X = sp.csr_matrix(X)
+    problem = make_problem(X, y, loss="logistic", reg=0.0)
+    bounds, scorer = CoordinateMoveBounds.for_problem(problem), CoordinateMoveScorer(problem, None)
+    squares = np.asarray((X.multiply(X) if sparse else X * X).sum(axis=0)).ravel()
+    rng = np.random.default_rng(6)
+    for _ in range(300):
+        point, delta = rng.normal(0.0, 2.0, size=9), 10.0 ** rng.uniform(-4, 0.3)
+        population = PrivGene()._mutants(point[None, :], delta, rng)
+        sums = bounds.at(point, delta)
+        middle, error = sums.taylor()
+        moves = rng.choice(18, size=4, replace=False)
+        direct, direct_error = sums.direct(moves)
+        for exact in (population_fitness(problem, population.T, None), scorer(point, delta)):
+            assert np.all(np.abs(exact - middle) <= error)
+            assert np.all(np.abs(exact[moves] - direct) <= direct_error)
+        assert np.all(error <= np.tile(squares, 2) * delta**2 / 16 + 1e-7 * (1.0 + np.abs(middle)))
+        assert np.all(direct_error <= 1e-7 * (1.0 + np.abs(direct)))
+    assert CoordinateMoveBounds.for_problem(make_problem(X, y, loss="huber_hinge", reg=0.0)) is None

@@ -200,7 +200,7 @@ class DPAGD(Algorithm):
             scores = sums + regulariser
             return ScreenedValues(-scores, error + 2.0**-50 * (np.abs(scores) + error), lambda: -exact(), finer)
 
-        def float32_level() -> ScreenedValues:
+        def float32_level(_contenders) -> ScreenedValues:
             return negated(*clipped_logistic_sums(signed_at_w, signed_along, steps, self.clip_obj), None)
 
         def taylor_level(anchors: tuple, finer) -> ScreenedValues:
@@ -209,7 +209,7 @@ class DPAGD(Algorithm):
         middle, end = 0.5 * steps[-1], steps[-1]
         return taylor_level(
             (0.0,),
-            lambda: taylor_level((0.0, middle), lambda: taylor_level((0.0, middle, end), float32_level)),
+            lambda _: taylor_level((0.0, middle), lambda _: taylor_level((0.0, middle, end), float32_level)),
         )
 
     def _select(self, scores: np.ndarray, eps_nmax: float, rng, ledger) -> int:

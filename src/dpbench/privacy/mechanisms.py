@@ -50,6 +50,7 @@ __all__ = [
     "above_threshold",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
+    "exponential_mechanism_screened",
     "gaussian_mechanism",
     "laplace_mechanism",
     "objective_perturbation_noise",
@@ -275,6 +276,46 @@ def exponential_mechanism(
     return int(current_sampler().exponential(rng, u, sensitivity=sens, epsilon=eps, monotonic=monotonic))
 
 
+def exponential_mechanism_screened(
+    screened: ScreenedValues,
+    *,
+    sensitivity: float,
+    epsilon: float,
+    rng,
+    ledger,
+    monotonic: bool = False,
+    label: str = "exponential",
+) -> int:
+    """:func:`exponential_mechanism` of ``screened.exact()`` (the utilities): the same charge, draws and index,
+    bit for bit; the exact utilities are computed only when bounds on the log-weights cannot decide the
+    Gumbel-max (:mod:`dpbench.privacy.screening`, :func:`~dpbench.privacy.samplers.screened_log_weights`;
+    under the secure sampler, always)."""
+    terms = {"sensitivity": sensitivity, "epsilon": epsilon, "rng": rng, "monotonic": monotonic}
+    if not _screenable(screened):  # checked as exact utilities, then charged
+        return exponential_mechanism(screened.exact(), ledger=ledger, label=label, **terms)
+    return _screened_release(screened, ledger, label, current_sampler().exponential_screened, **terms)
+
+
+def _screenable(screened: ScreenedValues) -> bool:
+    """Whether ``screened`` may decide a selection: finite bounds (else the exact values are taken and checked
+    as such); ValueError unless it is one non-empty vector with an error bound per entry."""
+    if (
+        np.ndim(screened.approx) != 1
+        or np.shape(screened.error) != np.shape(screened.approx)
+        or not screened.approx.size
+    ):
+        raise ValueError("screened values must be one non-empty vector with an error bound per entry")
+    return bool(np.all(np.isfinite(screened.approx)) and np.all(np.isfinite(screened.error)))
+
+
+def _screened_release(screened, ledger, label: str, select, *, sensitivity, epsilon, rng, monotonic) -> int:
+    """Check the parameters, charge PureDPEvent(ε), then let the sampler's screened ``select`` pick."""
+    sens, eps = check_positive("sensitivity", sensitivity), check_positive("epsilon", epsilon)
+    check_generator(rng)
+    charge(ledger, PureDPEvent(epsilon), 1.0, label)
+    return int(select(rng, screened, sensitivity=sens, epsilon=eps, monotonic=monotonic))
+
+
 def report_noisy_max(
     values,
     *,
@@ -308,24 +349,10 @@ def report_noisy_max_screened(
     """:func:`report_noisy_max` of ``screened.exact()``: the same charge, draws and index, bit for bit; the
     exact values are computed only when the approximate ones and their error bounds cannot decide the
     index (:mod:`dpbench.privacy.screening`; under the secure sampler, always)."""
-    if np.ndim(screened.approx) != 1 or np.shape(screened.error) != np.shape(screened.approx):
-        raise ValueError("screened values must be one vector with an error bound per entry")
-    if not (np.all(np.isfinite(screened.approx)) and np.all(np.isfinite(screened.error))):  # checked, then charged
-        return report_noisy_max(
-            screened.exact(),
-            sensitivity=sensitivity,
-            epsilon=epsilon,
-            rng=rng,
-            ledger=ledger,
-            monotonic=monotonic,
-            label=label,
-        )
-    sens, eps = check_positive("sensitivity", sensitivity), check_positive("epsilon", epsilon)
-    check_generator(rng)
-    charge(ledger, PureDPEvent(epsilon), 1.0, label)
-    return current_sampler().report_noisy_max_screened(
-        rng, screened, sensitivity=sens, epsilon=eps, monotonic=monotonic
-    )
+    terms = {"sensitivity": sensitivity, "epsilon": epsilon, "rng": rng, "monotonic": monotonic}
+    if not _screenable(screened):  # checked as exact values, then charged
+        return report_noisy_max(screened.exact(), ledger=ledger, label=label, **terms)
+    return _screened_release(screened, ledger, label, current_sampler().report_noisy_max_screened, **terms)
 
 
 def objective_perturbation_noise(

@@ -72,6 +72,7 @@ __all__ = [
     "geometric",
     "grid",
     "require_numpy_sampler",
+    "screened_log_weights",
     "use_sampler",
 ]
 
@@ -319,6 +320,31 @@ def exponential_log_weights(utilities: np.ndarray, sensitivity: float, epsilon: 
         return factor * (utilities - utilities.max())
 
 
+def screened_log_weights(utilities, sensitivity: float, epsilon: float, monotonic: bool):
+    """Bounds on ``exponential_log_weights(utilities.exact(), …)`` from bounds |u − û| ≤ E on the utilities (a
+    :class:`~dpbench.privacy.screening.ScreenedValues`), as a ScreenedValues of the log-weights whose exact values
+    are those floats. The exact log-weights are v = fl(f·fl(u − M)), M = max u, f = ε/(2Δ) (ε/Δ if monotonic);
+    M lies in [max(û − E), max(û + E)], so within E* of M̂ = max û, and each of the two roundings moves a value by
+    at most u = 2⁻⁵³ of it, so |v − fl(f·fl(û − M̂))| ≤ f(E + E*)(1 + 2⁻⁵⁰) + 2⁻⁴⁹|v̂| (the rounding of this bound
+    included). Finer bounds on the utilities give finer bounds on the log-weights."""
+    from dpbench.privacy.screening import ScreenedValues
+
+    factor = epsilon / ((1.0 if monotonic else 2.0) * sensitivity)
+    approx, error = utilities.approx, utilities.error
+    with np.errstate(over="ignore", invalid="ignore"):
+        top = approx.max()
+        shift = max((approx + error).max() - top, top - (approx - error).max())  # |M − M̂|
+        log_weights = factor * (approx - top)
+        bound = factor * (error + shift) * (1.0 + 2.0**-50) + 2.0**-49 * np.abs(log_weights)
+    finer = utilities.finer
+    return ScreenedValues(
+        log_weights,
+        bound,
+        lambda: exponential_log_weights(utilities.exact(), sensitivity, epsilon, monotonic),
+        None if finer is None else lambda which: screened_log_weights(finer(which), sensitivity, epsilon, monotonic),
+    )
+
+
 # ------------------------------------------------------------------------------------ samplers
 @dataclass(frozen=True)
 class SVTDraw:
@@ -366,6 +392,12 @@ class NumpySampler:
         scores = exponential_log_weights(utilities, sensitivity, epsilon, monotonic)
         return np.argmax(scores + rng.gumbel(size=scores.shape), axis=-1)
 
+    def exponential_screened(self, rng, screened, *, sensitivity: float, epsilon: float, monotonic: bool) -> int:
+        """:meth:`exponential` of ``screened.exact()`` (one vector of utilities), from the same draws, computing
+        the exact utilities only when bounds on the log-weights cannot decide (:func:`screened_log_weights`)."""
+        noise = rng.gumbel(size=screened.approx.shape)
+        return screened_log_weights(screened, sensitivity, epsilon, monotonic).argmax(noise)
+
     def above_threshold(self, rng, calibration, threshold: float, threshold_shape, query_shape) -> SVTDraw:
         """threshold + ρ, then the query noise ν (``calibration``: a sparse_vector.SVTNoise)."""
         noisy = threshold + calibration.threshold_noise(rng, threshold_shape)
@@ -406,6 +438,12 @@ class SecureSampler:
         """:meth:`report_noisy_max` of ``screened.exact()``: the rounding to the grid needs the exact values."""
         return int(
             self.report_noisy_max(rng, screened.exact(), sensitivity=sensitivity, epsilon=epsilon, monotonic=monotonic)
+        )
+
+    def exponential_screened(self, rng, screened, *, sensitivity: float, epsilon: float, monotonic: bool) -> int:
+        """:meth:`exponential` of ``screened.exact()``: the rounding to the grid needs the exact utilities."""
+        return int(
+            self.exponential(rng, screened.exact(), sensitivity=sensitivity, epsilon=epsilon, monotonic=monotonic)
         )
 
     def exponential(self, rng, utilities: np.ndarray, *, sensitivity: float, epsilon: float, monotonic: bool):

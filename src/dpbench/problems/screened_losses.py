@@ -17,9 +17,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse as sp
 
 from dpbench.problems.losses import LogisticLoss
-from dpbench.problems.products import matvec
+from dpbench.problems.products import matvec, rmatvec, row_blocks, row_l1_norms
 
 _BLOCK_ENTRIES = 1 << 20  # float32 blocks of ≤ 4 MB: few, long passes (Adult × 21 steps: one)
 _FLOAT32_MARGIN = 2.0**-16
@@ -276,3 +277,108 @@ class ClippedLossLine:
 
     def _sum(self, margins: np.ndarray) -> float:
         return float(np.minimum(self._loss.value(margins), self._clip).sum())
+
+
+class CoordinateMoveBounds:
+    """Bounds on the loss sums L(c ± δe_j) = Σ_i ℓ(y_i x_iᵀ(c ± δe_j)) of every single-coordinate move of a point c,
+    with their distance to the float64 sums an exact computation returns (PrivGene's all-moves population,
+    chen_lee Sec 5.3, scored by ``population_fitness`` or ``CoordinateMoveScorer``): for all 2d moves from one pass
+    over the rows (:meth:`CoordinateMoveSums.taylor`), then directly for the few moves that matter
+    (:meth:`CoordinateMoveSums.direct`, a pass each).
+
+    For a convex loss with ℓ″ ≤ β (the logistic loss: β = ¼), f_j(t) = L(c + te_j) has f_j″ = Σ_i x_ij²ℓ″ ≤ 2Q_j with
+    Q_j = (β/2)Σ_i x_ij², so Taylor's theorem at t = 0 gives V + tG_j ≤ f_j(t) ≤ V + tG_j + t²Q_j, with V = L(c) and
+    G = Xᵀ(y ⊙ ℓ′(a)), a = y ⊙ Xc: one product each way and one exp and log1p per row, instead of one per row and
+    move. A candidate's coordinate is the rounded c_j ± δ, within ρ_j = 2⁻⁵²(|c_j| + δ) of the move.
+
+    Every rounding is bounded with u = 2⁻⁵³ and γ = (n + d + 64)·8u, in any summation order: a margin of the exact
+    computation within γ_d·‖x_i‖₁‖w‖_∞ + u|m_i|, each loss within 32u(1 + ℓ), the sum of n within γ_n of its
+    terms' absolute sum, ℓ′ within 4u and ¼ of a margin's error, Xᵀ s within γ_n‖x_j‖₁: all inside
+    γ·(n + L + Σ|a_i| + n·R₁(‖c‖_∞ + δ) + δ‖x_j‖₁) for a sum, twice that between two computations of it, and
+    δ‖x_j‖₁·γ·(1 + R₁‖c‖_∞ + max|a_i|) for δG_j, R₁ = maxᵢ‖x_i‖₁. Float64 data and the logistic loss only (else
+    :meth:`for_problem` is None).
+    """
+
+    def __init__(self, problem) -> None:
+        self.problem = problem
+        n, d = problem.X.shape
+        self.gamma = (n + d + 64) * 2.0**-50
+        inflate = 1.0 + self.gamma  # the sums below are computed in floating point
+        column_l1, column_squares = _column_sums(problem.X)
+        self.column_l1 = column_l1 * inflate
+        self.curvature = 0.5 * problem.loss.smoothness * column_squares * inflate
+        self.max_row_l1 = float(row_l1_norms(problem.X).max(initial=0.0)) * inflate
+        self.columns = sp.csc_matrix(problem.X) if sp.issparse(problem.X) else problem.X
+
+    @classmethod
+    def for_problem(cls, problem) -> CoordinateMoveBounds | None:
+        """The bounds for ``problem``, or None when they do not apply (float32 data, another loss)."""
+        if problem.dtype != np.float64 or problem.loss.name != "logistic":
+            return None
+        return cls(problem)
+
+    def at(self, point: np.ndarray, delta: float) -> CoordinateMoveSums:
+        """The loss sums of the moves ±δe_j of ``point``."""
+        return CoordinateMoveSums(self, point, delta)
+
+
+class CoordinateMoveSums:
+    """The loss sums of the 2d moves +δe_1 … +δe_d, then −δe_1 … −δe_d of one point (the order of PrivGene's
+    population), as intervals holding the float64 sums an exact computation returns (:class:`CoordinateMoveBounds`)."""
+
+    def __init__(self, bounds: CoordinateMoveBounds, point: np.ndarray, delta: float) -> None:
+        problem = bounds.problem
+        self._bounds, self._point, self._delta = bounds, point, delta
+        self._margins = problem.y * matvec(problem.X, point)
+        self._value = float(problem.loss.value(self._margins).sum())
+        abs_margins = np.abs(self._margins)
+        self._abs_margins, self._max_margin = float(abs_margins.sum()), float(abs_margins.max(initial=0.0))
+        point_max = float(np.abs(point).max(initial=0.0))
+        self._point_max = point_max
+        step_l1 = np.tile(bounds.column_l1, 2) * delta
+        self._rho = 2.0**-52 * (np.tile(np.abs(point), 2) + delta)  # the candidate's coordinate is fl(c_j ± δ)
+        self._common = problem.n + self._abs_margins + problem.n * bounds.max_row_l1 * (point_max + delta) + step_l1
+
+    def taylor(self) -> tuple[np.ndarray, np.ndarray]:
+        """(midpoints, half-widths) of every move's interval, from the Taylor bounds at the point."""
+        bounds, problem, delta = self._bounds, self._bounds.problem, self._delta
+        slopes = rmatvec(problem.X, problem.y * problem.loss.derivative(self._margins))
+        steps = np.concatenate([slopes, -slopes]) * delta
+        curvature = np.tile(bounds.curvature, 2)
+        widths = curvature * delta * delta
+        step_l1 = np.tile(bounds.column_l1, 2) * delta
+        rounding = bounds.gamma * (self._common + abs(self._value) + np.abs(steps) + widths)
+        rounding += step_l1 * bounds.gamma * (1.0 + bounds.max_row_l1 * self._point_max + self._max_margin)
+        rounding += self._rho * (np.tile(bounds.column_l1, 2) + curvature * (2.0 * delta + self._rho))
+        return _inflated(self._value + steps + 0.5 * widths, 0.5 * widths + rounding)
+
+    def direct(self, moves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(sums, error bounds) of the moves at the indices ``moves``, each summed over the rows directly."""
+        bounds, problem = self._bounds, self._bounds.problem
+        d = problem.dim
+        sums = np.empty(len(moves))
+        for position, move in enumerate(moves):
+            column = bounds.columns[:, move % d]
+            column = column.toarray().ravel() if sp.issparse(column) else column
+            step = self._delta if move < d else -self._delta
+            sums[position] = problem.loss.value(self._margins + step * (problem.y * column)).sum()
+        column_l1 = np.tile(bounds.column_l1, 2)[moves]
+        rounding = 2.0 * bounds.gamma * (self._common[moves] + np.abs(sums)) + self._rho[moves] * column_l1
+        return _inflated(sums, rounding)
+
+
+def _inflated(middle: np.ndarray, error: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(middle, error) with the rounding of the arithmetic that made them added to the error."""
+    return middle, (error + 2.0**-49 * (np.abs(middle) + error)) * (1.0 + 2.0**-40)
+
+
+def _column_sums(X) -> tuple[np.ndarray, np.ndarray]:
+    """(Σ_i |x_ij|, Σ_i x_ij²) for every column j, a dense X block by block (no n × d temporary)."""
+    if sp.issparse(X):
+        return np.asarray(abs(X).sum(axis=0)).ravel(), np.asarray(X.multiply(X).sum(axis=0)).ravel()
+    column_l1, column_squares = np.zeros(X.shape[1]), np.zeros(X.shape[1])
+    for rows in row_blocks(*X.shape):
+        block = X[rows]
+        column_l1 += np.abs(block).sum(axis=0)
+        column_squares += np.einsum("ij,ij->j", block, block)
+    return column_l1, column_squares
