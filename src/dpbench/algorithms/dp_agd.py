@@ -53,7 +53,7 @@ from dpbench.privacy.published import noisy_min_exponential_subtracted
 from dpbench.privacy.screening import ScreenedValues
 from dpbench.privacy.zcdp import zcdp_rho_for_epsilon
 from dpbench.problems.products import matvec
-from dpbench.problems.screened_losses import LogisticLineBounds, clipped_logistic_sums
+from dpbench.problems.screened_losses import LogisticLineBounds
 
 _SCORE_BLOCK_ENTRIES = 1 << 16  # candidate scoring in row blocks of ≤ 512 KB per buffer (they stay in cache)
 
@@ -190,8 +190,9 @@ class DPAGD(Algorithm):
     def _screened_scores(self, problem, at_w, along, steps, candidates, exact) -> ScreenedValues:
         """−scores (report-noisy-max's values) known ever more tightly: Taylor bounds at the anchor steps 0, then
         0 and η_max/2, then 0, η_max/2 and η_max (:class:`~dpbench.problems.screened_losses.LogisticLineBounds`,
-        one pass over the rows per anchor; they decide about nine noisy mins in ten on Adult), then the float32
-        scores of :func:`~dpbench.problems.screened_losses.clipped_logistic_sums` (a pass per step), then the exact ones."""
+        one pass over the rows per anchor; they decide about nine noisy mins in ten on Adult), then the float64
+        sums of the steps those bounds leave able to win (:meth:`~LogisticLineBounds.direct_sums`, a pass per
+        step), then the exact scores."""
         signed_at_w, signed_along = problem.y * at_w, problem.y * along  # y = ±1
         regulariser = problem.n_public * 0.5 * problem.reg * np.einsum("ij,ij->i", candidates, candidates)
         bounds = LogisticLineBounds(signed_at_w, signed_along, self.clip_obj, steps[-1])
@@ -200,16 +201,20 @@ class DPAGD(Algorithm):
             scores = sums + regulariser
             return ScreenedValues(-scores, error + 2.0**-50 * (np.abs(scores) + error), lambda: -exact(), finer)
 
-        def float32_level(_contenders) -> ScreenedValues:
-            return negated(*clipped_logistic_sums(signed_at_w, signed_along, steps, self.clip_obj), None)
-
         def taylor_level(anchors: tuple, finer) -> ScreenedValues:
-            return negated(*bounds.clipped_sums(steps, anchors), finer)
+            sums, error = bounds.clipped_sums(steps, anchors)
+            return negated(sums, error, lambda contenders: finer(sums, error, contenders))
+
+        def direct_level(sums: np.ndarray, error: np.ndarray, contenders: np.ndarray) -> ScreenedValues:
+            which = np.flatnonzero(contenders)
+            sums, error = sums.copy(), error.copy()
+            sums[which], error[which] = bounds.direct_sums(steps[which])
+            return negated(sums, error, None)
 
         middle, end = 0.5 * steps[-1], steps[-1]
         return taylor_level(
             (0.0,),
-            lambda _: taylor_level((0.0, middle), lambda _: taylor_level((0.0, middle, end), float32_level)),
+            lambda *_: taylor_level((0.0, middle), lambda *_: taylor_level((0.0, middle, end), direct_level)),
         )
 
     def _select(self, scores: np.ndarray, eps_nmax: float, rng, ledger) -> int:

@@ -1,15 +1,17 @@
 """Clipped logistic loss sums computed cheaply, with a rigorous bound on their distance to the exact ones.
 
-Two private selections look at clipped loss sums S(v) = Σ_i min(ℓ(y_i x_iᵀv), C) only through a noisy
-comparison: DP-AGD's noisy min over candidate steps (report-noisy-max) and NoisyBTLS's Armijo queries
-(AboveThreshold). Their noise does not depend on the sums, so an approximation with an error bound decides
-the comparison whenever the bound cannot change its outcome, and the exact float64 sums are computed only
-otherwise (:mod:`dpbench.privacy.screening`). The released output is the exact computation's, bit for bit.
+Three private selections look at logistic loss sums S(v) = Σ_i min(ℓ(y_i x_iᵀv), C) only through a noisy
+comparison: DP-AGD's noisy min over candidate steps (report-noisy-max), NoisyBTLS's Armijo queries
+(AboveThreshold) and PrivGene's choice among single-coordinate moves (the exponential mechanism). Their noise
+does not depend on the sums, so an approximation with an error bound decides the comparison whenever the bound
+cannot change its outcome, and the exact float64 sums are computed only otherwise
+(:mod:`dpbench.privacy.screening`). The released output is the exact computation's, bit for bit.
 
 For the logistic loss the exp and log1p of every margin are the float64 computation's floor; here the
 margins a − η·b are formed and the losses taken in float32 (SIMD exp and log), and summed in float64
-(:class:`LogisticMargins`), or the sums at many steps are bounded from a few anchor steps by Taylor's theorem
-(:class:`LogisticLineBounds`).
+(:class:`LogisticMargins`), or the sums at many points are bounded from one or a few anchor points by Taylor's
+theorem (:class:`LogisticLineBounds` along a line, :class:`CoordinateMoveBounds` along every axis), then summed
+directly in float64 only where those bounds leave the outcome open.
 """
 
 from __future__ import annotations
@@ -28,15 +30,6 @@ _FLOAT32_MARGIN = 2.0**-16
 float32 margin is within 3·2⁻²⁴(|a| + η|b|), exp, 1 + · and log are within a few ulps of a value below C
 where it counts, and both the loss and the clip are 1-Lipschitz in the margin (about a hundred times inside,
 tests/problems/test_screened_losses.py)."""
-
-
-def clipped_logistic_sums(
-    signed_at_w: np.ndarray, signed_along: np.ndarray, steps: np.ndarray, clip: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """For each η in ``steps``: Σ_i min(log(1 + e^{−(a_i − η b_i)}), C) with a = ``signed_at_w`` (y ⊙ Xw),
-    b = ``signed_along`` (y ⊙ X·direction), computed in float32 and summed per block in float64, and a bound
-    on its distance to the same sum computed in float64 from the same margins (:class:`LogisticMargins`)."""
-    return LogisticMargins(signed_at_w, signed_along).clipped_sums(steps, clip)
 
 
 class LogisticMargins:
@@ -132,9 +125,7 @@ class LogisticLineBounds:
         """For each η in ``steps`` (all in [0, η_max]): the midpoint of the bounds on S(η) from the Taylor
         expansions at ``anchors`` (also in [0, η_max], class docstring), and a bound on its distance to the
         float64 sum the exact computation returns."""
-        for name, points in (("steps", steps), ("anchors", np.asarray(anchors, dtype=float))):
-            if points.size and not (points.min() >= 0.0 and points.max() <= self._eta_max):
-                raise ValueError(f"{name} must lie in [0, {self._eta_max}], the interval the bounds were set up for")
+        self._check_inside(steps=steps, anchors=np.asarray(anchors, dtype=float))
         low, high = np.full(steps.size, -np.inf), np.full(steps.size, np.inf)
         magnitude = np.zeros(steps.size)  # of the terms combined below, for the rounding of their arithmetic
         for eta0 in anchors:
@@ -146,11 +137,35 @@ class LogisticLineBounds:
             high = np.minimum(high, linear + curvature + spread)
             magnitude = np.maximum(magnitude, abs(value) + np.abs(delta * slope) + curvature + spread)
         clipped, clipped_error = self._clipped_row_sums(steps)
-        exact_error = 2.0**-48 * (self._n * (1.0 + self._clip) + self._abs_a + steps * self._abs_b)
-        exact_error += self._n * self._n * self._clip * 2.0**-51
-        error = 0.5 * (high - low) + clipped_error + exact_error
+        error = 0.5 * (high - low) + clipped_error + self._exact_error(steps)
         rounding = 2.0**-48 * (magnitude + np.abs(clipped) + error)
         return 0.5 * (low + high) + clipped, error + rounding
+
+    def direct_sums(self, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each η in ``steps`` (all in [0, η_max]): S(η) summed over every row in float64, a pass per step, and
+        a bound on its distance to the float64 sum the exact computation returns (both lie within the rounding
+        bound of the real sum: class docstring)."""
+        self._check_inside(steps=steps)
+        clipped, clipped_error = self._clipped_row_sums(steps)
+        unclipped = np.array(
+            [float(np.minimum(LogisticLoss().value(self._a - eta * self._b), self._clip).sum()) for eta in steps]
+        )
+        k = self._a.shape[0]
+        error = 2.0**-48 * (k * (1.0 + self._clip) + self._abs_a + steps * self._abs_b) + k * k * self._clip * 2.0**-51
+        error += clipped_error + self._exact_error(steps)
+        sums = unclipped + clipped
+        return sums, error + 2.0**-48 * (np.abs(unclipped) + np.abs(clipped) + error)
+
+    def _exact_error(self, steps: np.ndarray) -> np.ndarray:
+        """The bound on the exact computation's distance to the real S(η) (class docstring)."""
+        error = 2.0**-48 * (self._n * (1.0 + self._clip) + self._abs_a + steps * self._abs_b)
+        return error + self._n * self._n * self._clip * 2.0**-51
+
+    def _check_inside(self, **points: np.ndarray) -> None:
+        """ValueError unless every step and anchor lies in [0, η_max], the interval the bounds were set up for."""
+        for name, values in points.items():
+            if values.size and not (values.min() >= 0.0 and values.max() <= self._eta_max):
+                raise ValueError(f"{name} must lie in [0, {self._eta_max}], the interval the bounds were set up for")
 
     def _anchor(self, eta0: float) -> tuple[float, float, float, float]:
         """(V, G) at ``eta0`` over the unclipped rows, each with a bound on its distance to the real value."""
@@ -193,7 +208,7 @@ class ClippedLossLine:
     Their distance per row is at most (2γ_k(1 + 3u) + 3u)‖x_i‖(‖w‖ + η‖d‖) ≤ (2k + 4)·2⁻⁵²·‖x_i‖(‖w‖ + η‖d‖)
     for a row of k ≤ dim entries (each dot product within γ_k = ku/(1 − ku) of its terms' absolute sum in any
     summation order, ‖v − (w − ηd)‖ ≤ 3u(‖w‖ + η‖d‖), u = 2⁻⁵³), and the loss and the clip are 1-Lipschitz,
-    so that term is added to :func:`clipped_logistic_sums`'s bound. Only the logistic loss on float64 data is
+    so that term is added to :meth:`LogisticMargins.clipped_sums`'s bound. Only the logistic loss on float64 data is
     approximated (float32 data's products round at 2⁻²⁴); otherwise :meth:`approximate` returns None.
     """
 
