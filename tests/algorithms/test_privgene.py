@@ -321,7 +321,7 @@ def test_coordinate_move_scorer_equals_the_population_fitness(loss, clip, sparse
 
 def _exact_selections(monkeypatch) -> None:
     """PrivGene without the screened selection: every utility computed, as before the bounds existed."""
-    monkeypatch.setattr(privgene_module.CoordinateMoveBounds, "for_problem", classmethod(lambda cls, problem: None))
+    monkeypatch.setattr(PrivGene, "_screening_bounds", lambda self, problem: None)
 
 
 def _fit_record(problem, eps: float, seed: int, **params):

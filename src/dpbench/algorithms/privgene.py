@@ -397,6 +397,13 @@ class PrivGene(Algorithm):
         population[np.arange(m), coords] += signs
         return population
 
+    def _screening_bounds(self, problem) -> CoordinateMoveBounds | None:
+        """The bounds that screen the selection (module docstring, step 4), or None where it is not screened: several
+        parents, random moves, a clipped fitness, or a problem the bounds do not cover."""
+        if self.population_size is not None or self.n_parents != 1 or self.clip_obj is not None:
+            return None
+        return CoordinateMoveBounds.for_problem(problem)
+
     def _utilities(self, problem, scorer, children, population, delta: float, reg: float) -> np.ndarray:
         """u = −φ of every candidate: from the nonzeros of X (``scorer``) or one product with the population."""
         if scorer is not None:
@@ -425,8 +432,7 @@ class PrivGene(Algorithm):
             if self.population_size is None and sparse_enough
             else None
         )
-        all_moves_one_parent = self.population_size is None and self.n_parents == 1 and self.clip_obj is None
-        bounds = CoordinateMoveBounds.for_problem(problem) if all_moves_one_parent else None
+        bounds = self._screening_bounds(problem)
         for t in range(1, r + 1):
             delta = self.mutation_scale_at(t)
             children = self._children(parents, rng)
