@@ -66,3 +66,14 @@ def test_the_command_reports_an_import_cut_short_by_ctrl_c_as_an_interruption(ca
     err = capsys.readouterr().err
     assert err.startswith("dpbench: error: interrupted;"), err
     assert "Traceback" not in err
+
+
+def test_a_companion_command_reports_an_import_cut_short_by_ctrl_c_as_an_interruption(capsys):
+    from dpbench.console import console_command
+
+    @console_command("dpbench-status")
+    def main():
+        raise _import_cut_short_by_ctrl_c()
+
+    assert main() == 130
+    assert capsys.readouterr().err == "dpbench-status: interrupted\n"

@@ -10,15 +10,16 @@ import functools
 import os
 import sys
 
-from dpbench.errors import DpbenchError
+from dpbench.errors import DpbenchError, caused_by_ctrl_c
 
 
 def console_command(prog: str):
     """Decorate the ``main`` of command ``prog``: a closed stdout ends it with status 1 and no traceback
     (the recipe of the Python docs, "Note on SIGPIPE": stdout is flushed inside the guard, then pointed
-    at /dev/null so that the interpreter's own flush at exit cannot raise again); Ctrl-C prints
-    ``<prog>: interrupted`` and returns 130 (128 + SIGINT); a :class:`~dpbench.errors.DpbenchError` that
-    reaches it prints ``<prog>: error: <message>`` and returns 2."""
+    at /dev/null so that the interpreter's own flush at exit cannot raise again); Ctrl-C, or an exception it
+    caused (:func:`~dpbench.errors.caused_by_ctrl_c`), prints ``<prog>: interrupted`` and returns 130
+    (128 + SIGINT); a :class:`~dpbench.errors.DpbenchError` that reaches it prints ``<prog>: error: <message>``
+    and returns 2."""
 
     def decorate(main):
         @functools.wraps(main)
@@ -31,12 +32,14 @@ def console_command(prog: str):
                 devnull = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(devnull, sys.stdout.fileno())
                 return 1
-            except KeyboardInterrupt:
-                print(f"{prog}: interrupted", file=sys.stderr)
-                return 130
-            except DpbenchError as exc:
-                print(f"{prog}: error: {exc}", file=sys.stderr)
-                return 2
+            except (KeyboardInterrupt, Exception) as exc:
+                if caused_by_ctrl_c(exc):  # Ctrl-C, or an import it cut short (ImportError from it)
+                    print(f"{prog}: interrupted", file=sys.stderr)
+                    return 130
+                if isinstance(exc, DpbenchError):
+                    print(f"{prog}: error: {exc}", file=sys.stderr)
+                    return 2
+                raise
 
         return wrapper
 

@@ -403,3 +403,4 @@ def test_coordinate_move_bounds_hold_the_exact_loss_sums(sparse):
         assert np.all(error <= np.tile(squares, 2) * delta**2 / 16 + 1e-7 * (1.0 + np.abs(middle)))
         assert np.all(direct_error <= 1e-7 * (1.0 + np.abs(direct)))
     assert CoordinateMoveBounds.for_problem(make_problem(X, y, loss="huber_hinge", reg=0.0)) is None
+    assert CoordinateMoveBounds.for_problem(make_problem(X, 2.0 * y, loss="logistic", reg=0.0)) is None

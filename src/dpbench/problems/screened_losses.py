@@ -310,8 +310,8 @@ class CoordinateMoveBounds:
     computation within γ_d·‖x_i‖₁‖w‖_∞ + u|m_i|, each loss within 32u(1 + ℓ), the sum of n within γ_n of its
     terms' absolute sum, ℓ′ within 4u and ¼ of a margin's error, Xᵀ s within γ_n‖x_j‖₁: all inside
     γ·(n + L + Σ|a_i| + n·R₁(‖c‖_∞ + δ) + δ‖x_j‖₁) for a sum, twice that between two computations of it, and
-    δ‖x_j‖₁·γ·(1 + R₁‖c‖_∞ + max|a_i|) for δG_j, R₁ = maxᵢ‖x_i‖₁. Float64 data and the logistic loss only (else
-    :meth:`for_problem` is None).
+    δ‖x_j‖₁·γ·(1 + R₁‖c‖_∞ + max|a_i|) for δG_j, R₁ = maxᵢ‖x_i‖₁. Float64 data, the logistic loss and labels ±1
+    only (else :meth:`for_problem` is None).
     """
 
     def __init__(self, problem) -> None:
@@ -327,8 +327,8 @@ class CoordinateMoveBounds:
 
     @classmethod
     def for_problem(cls, problem) -> CoordinateMoveBounds | None:
-        """The bounds for ``problem``, or None when they do not apply (float32 data, another loss)."""
-        if problem.dtype != np.float64 or problem.loss.name != "logistic":
+        """The bounds for ``problem``, or None when they do not apply (float32 data, another loss, labels not ±1)."""
+        if problem.dtype != np.float64 or problem.loss.name != "logistic" or not np.all(np.abs(problem.y) == 1.0):
             return None
         return cls(problem)
 
