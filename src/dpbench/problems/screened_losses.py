@@ -343,16 +343,16 @@ class CoordinateMoveSums:
 
     def __init__(self, bounds: CoordinateMoveBounds, point: np.ndarray, delta: float) -> None:
         problem = bounds.problem
-        self._bounds, self._point, self._delta = bounds, point, delta
+        self._bounds, self._delta = bounds, delta
         self._margins = problem.y * matvec(problem.X, point)
         self._value = float(problem.loss.value(self._margins).sum())
         abs_margins = np.abs(self._margins)
-        self._abs_margins, self._max_margin = float(abs_margins.sum()), float(abs_margins.max(initial=0.0))
-        point_max = float(np.abs(point).max(initial=0.0))
-        self._point_max = point_max
-        step_l1 = np.tile(bounds.column_l1, 2) * delta
+        self._max_margin = float(abs_margins.max(initial=0.0))
+        self._point_max = float(np.abs(point).max(initial=0.0))
+        self._column_l1 = np.tile(bounds.column_l1, 2)  # per move: +e_1 … +e_d, −e_1 … −e_d
         self._rho = 2.0**-52 * (np.tile(np.abs(point), 2) + delta)  # the candidate's coordinate is fl(c_j ± δ)
-        self._common = problem.n + self._abs_margins + problem.n * bounds.max_row_l1 * (point_max + delta) + step_l1
+        moved = problem.n * bounds.max_row_l1 * (self._point_max + delta)
+        self._common = problem.n + float(abs_margins.sum()) + moved + self._column_l1 * delta
 
     def taylor(self) -> tuple[np.ndarray, np.ndarray]:
         """(midpoints, half-widths) of every move's interval, from the Taylor bounds at the point."""
@@ -361,10 +361,11 @@ class CoordinateMoveSums:
         steps = np.concatenate([slopes, -slopes]) * delta
         curvature = np.tile(bounds.curvature, 2)
         widths = curvature * delta * delta
-        step_l1 = np.tile(bounds.column_l1, 2) * delta
         rounding = bounds.gamma * (self._common + abs(self._value) + np.abs(steps) + widths)
-        rounding += step_l1 * bounds.gamma * (1.0 + bounds.max_row_l1 * self._point_max + self._max_margin)
-        rounding += self._rho * (np.tile(bounds.column_l1, 2) + curvature * (2.0 * delta + self._rho))
+        rounding += (
+            self._column_l1 * delta * bounds.gamma * (1.0 + bounds.max_row_l1 * self._point_max + self._max_margin)
+        )
+        rounding += self._rho * (self._column_l1 + curvature * (2.0 * delta + self._rho))
         return _inflated(self._value + steps + 0.5 * widths, 0.5 * widths + rounding)
 
     def direct(self, moves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -372,13 +373,12 @@ class CoordinateMoveSums:
         bounds, problem = self._bounds, self._bounds.problem
         d = problem.dim
         sums = np.empty(len(moves))
-        for position, move in enumerate(moves):
+        for position, move in enumerate(moves):  # the few moves left able to win: one pass each
             column = bounds.columns[:, move % d]
             column = column.toarray().ravel() if sp.issparse(column) else column
             step = self._delta if move < d else -self._delta
             sums[position] = problem.loss.value(self._margins + step * (problem.y * column)).sum()
-        column_l1 = np.tile(bounds.column_l1, 2)[moves]
-        rounding = 2.0 * bounds.gamma * (self._common[moves] + np.abs(sums)) + self._rho[moves] * column_l1
+        rounding = 2.0 * bounds.gamma * (self._common[moves] + np.abs(sums)) + self._rho[moves] * self._column_l1[moves]
         return _inflated(sums, rounding)
 
 
