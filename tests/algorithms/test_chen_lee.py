@@ -303,7 +303,8 @@ def test_screened_line_searches_give_the_exact_fits_bit_for_bit(monkeypatch):
     screened = fits()
     screened_exact_sums, screened_float32_sums = len(exact_sums), len(float32_sums)
     monkeypatch.setattr(ClippedLossLine, "approximate", lambda self, eta: None)
-    monkeypatch.setattr(ClippedLossLine, "bounded", lambda self, eta: None)
+    monkeypatch.setattr(ClippedLossLine, "bounded_drop", lambda self, eta: None)
+    monkeypatch.setattr(ClippedLossLine, "expect_steps", lambda self, steps: None)
     exact_sums.clear()
     assert fits() == screened
     assert 0 < screened_exact_sums < 0.01 * len(exact_sums)  # both paths taken

@@ -51,6 +51,30 @@ def test_gaussian_noise_zcdp_closed_form():
     assert zcdp_epsilon(50 / (2 * sigma**2), 1e-5) <= 1.0
 
 
+def test_a_repeated_gaussian_calibration_is_remembered_per_rdp_accountant_configuration(monkeypatch):
+    """A second call with the same budget and an RDP accountant of the same orders, conversion and amplification is
+    answered without evaluating ε again, with the σ a fresh bisection finds; another conversion is calibrated anew."""
+    from dpbench.privacy import calibrate
+
+    monkeypatch.setattr(calibrate, "_GAUSSIAN_NOISE", {})
+    evaluations = []
+    real = RDPAccountant.epsilon
+    monkeypatch.setattr(RDPAccountant, "epsilon", lambda self, *a: evaluations.append(1) or real(self, *a))
+    first = gaussian_noise_for_budget(0.7, 1e-6, steps=30, sampling_rate=0.05, accountant=RDPAccountant())
+    fresh = len(evaluations)
+    again = gaussian_noise_for_budget(0.7, 1e-6, steps=30, sampling_rate=0.05, accountant=RDPAccountant())
+    assert again == first and len(evaluations) == fresh > 10
+    filtered = gaussian_noise_for_budget(
+        0.7, 1e-6, steps=30, sampling_rate=0.05, accountant=RDPAccountant(conversion="filter")
+    )
+    assert len(evaluations) > fresh and filtered > first  # the filter's conversion costs more noise
+    monkeypatch.setattr(calibrate, "_GAUSSIAN_NOISE", {})
+    assert gaussian_noise_for_budget(0.7, 1e-6, steps=30, sampling_rate=0.05) == first
+    remembered = len(calibrate._GAUSSIAN_NOISE)
+    gaussian_noise_for_budget(1.0, 1e-5, steps=50, accountant=ZCDPAccountant())
+    assert len(calibrate._GAUSSIAN_NOISE) == remembered  # other accountants are not remembered
+
+
 def test_gaussian_noise_needs_an_accountant_that_prices_it():
     with pytest.raises(ValueError, match="accountant=rdp"):
         gaussian_noise_for_budget(1.0, 1e-5, accountant=PureDPAccountant())

@@ -345,3 +345,17 @@ def test_zcdp_epsilon_pinned():
 def test_invalid_parameters_raise(call):
     with pytest.raises(ValueError):
         call()
+
+
+@pytest.mark.parametrize("method", ["tight", "prop1", "filter"])
+def test_a_nan_in_a_curve_converts_to_nan_which_no_budget_accepts(method):
+    """The hot-path conversion (no input checks) never turns a NaN cost into a finite ε: a ledger refuses it."""
+    from dpbench.privacy.rdp import conversion_offsets, eps_from_offsets
+
+    orders = np.array([2.0, 8.0, 64.0])
+    offsets = conversion_offsets(orders, 1e-6, method)
+    eps, _ = eps_from_offsets(np.array([0.1, np.nan, 0.2]), offsets, orders, 1e-6, method)
+    assert math.isnan(eps) and not eps <= 10.0
+    finite, order = eps_from_offsets(np.array([0.1, 0.05, 0.2]), offsets, orders, 1e-6, method)
+    assert (finite, order) == eps_from_rdp(orders, np.array([0.1, 0.05, 0.2]), 1e-6, method=method)
+    assert eps_from_offsets(np.full(3, np.inf), offsets, orders, 1e-6, method)[0] == math.inf

@@ -93,18 +93,25 @@ class ArmijoQueries:
 
     ``self(i)`` returns a :class:`~dpbench.privacy.screening.ScreenedValue` where the clipped sums can be
     approximated (:class:`~dpbench.problems.screened_losses.ClippedLossLine`): first from the line's Taylor
-    bounds at η = 0 (one pass over the batch for the whole search), then in float32 (a pass per query);
+    bounds at η = 0 on the drop S(w) − S(w − ηg), in which S(w) cancels (one pass over the batch for the whole
+    search, every step the search may ask about bounded at once when ``max_it`` is given), then in float32 (a pass
+    per query);
     AboveThreshold computes q_i exactly only when neither can decide its test, and releases the same index
     either way. :meth:`value` is q_i exactly."""
 
-    def __init__(self, problem, w, grad, batch, *, eta0, alpha, beta, obj_clip, normaliser) -> None:
+    def __init__(self, problem, w, grad, batch, *, eta0, alpha, beta, obj_clip, normaliser, max_it=None) -> None:
+        """``max_it``: how many queries the search may ask (None: not known), so that the line bounds every step
+        it may ask about at once."""
         self._problem, self._w, self._grad = problem, w, grad
         self._eta0, self._alpha, self._beta = eta0, alpha, beta
+        self._max_it = max_it
         self._normaliser = normaliser
         self._sensitivity = obj_clip / normaliser
         self._line = problem.clipped_loss_line(w, grad, batch, obj_clip, max_step=eta0)
+        self._obj_clip = obj_clip
+        self._regulariser_w = 0.5 * problem.reg * float(w @ w)
         self._f_w: float | None = None  # f_B(w), computed when a query first needs it exactly
-        self._f_w_estimates: dict[str, tuple[float, float] | None] = {}  # by approximation
+        self._f_w_float32: tuple[float, float] | bool | None = False  # False: not yet approximated
         self._squared_norm = float(grad @ grad)
         self.asked = 0
 
@@ -116,6 +123,8 @@ class ArmijoQueries:
         return self._eta0 * self._beta**i
 
     def __call__(self, i: int) -> ScreenedValue | float:
+        if self.asked == 0 and self._max_it is not None:
+            self._line.expect_steps([self.step(j) for j in range(self._max_it)])
         self.asked += 1
         self._problem.counts.obj_evals += self._line.size
         eta = self.step(i)
@@ -126,7 +135,8 @@ class ArmijoQueries:
         def exact() -> float:
             return self._exact_f_w() - armijo - (self._line.exact(v) / self._normaliser + regulariser)
 
-        def screened(estimate, at_w, finer=None) -> ScreenedValue | None:
+        def float32() -> ScreenedValue | None:
+            estimate, at_w = self._line.approximate(eta), self._estimate_f_w()
             if estimate is None or at_w is None:
                 return None
             f_w, error_w = at_w
@@ -134,13 +144,20 @@ class ArmijoQueries:
             error = error_w + estimate[1] / self._normaliser
             # the four operations on approximate inputs round differently: 2⁻⁴⁸ of the magnitudes covers them
             error += 2.0**-48 * (abs(f_w) + armijo + abs(f_v) + error)
-            return ScreenedValue(f_w - armijo - f_v, error, exact, finer)
+            return ScreenedValue(f_w - armijo - f_v, error, exact, None)
 
-        def float32() -> ScreenedValue | None:
-            return screened(self._line.approximate(eta), self._estimate_f_w("float32"))
+        return self._from_drop(eta, regulariser, armijo, exact, float32) or float32() or exact()
 
-        taylor = screened(self._line.bounded(eta), self._estimate_f_w("taylor"), float32)
-        return taylor or float32() or exact()
+    def _from_drop(self, eta, regulariser, armijo, exact, finer) -> ScreenedValue | None:
+        """q_i from the line's bounds on the drop S(w) − S(v) (the value S(w) cancels), or None where it has none.
+        The exact computation rounds f(w) and f(v), whose loss parts lie in [0, |B|·C/L]: 2⁻⁴⁸ of that covers it."""
+        bounded = self._line.bounded_drop(eta)
+        if bounded is None:
+            return None
+        drop, drop_error = bounded[0] / self._normaliser, bounded[1] / self._normaliser
+        magnitude = self._line.size * self._obj_clip / self._normaliser + self._regulariser_w + regulariser + armijo
+        error = drop_error + 2.0**-48 * (magnitude + abs(drop) + drop_error)
+        return ScreenedValue(drop + self._regulariser_w - regulariser - armijo, error, exact, finer)
 
     def value(self, i: int) -> float:
         """q_i, computed exactly."""
@@ -149,21 +166,20 @@ class ArmijoQueries:
 
     def _exact_f_w(self) -> float:
         if self._f_w is None:
-            self._f_w = self._line.exact_at_w() / self._normaliser + 0.5 * self._problem.reg * float(self._w @ self._w)
+            self._f_w = self._line.exact_at_w() / self._normaliser + self._regulariser_w
         return self._f_w
 
-    def _estimate_f_w(self, approximation: str) -> tuple[float, float] | None:
-        """(f_B(w), 0) once computed exactly, else its ``approximation`` ("taylor": the line's Taylor bounds,
-        "float32") and error bound (None: not approximated)."""
+    def _estimate_f_w(self) -> tuple[float, float] | None:
+        """(f_B(w), 0) once computed exactly, else its float32 approximation and error bound (None: not
+        approximated)."""
         if self._f_w is not None:
             return self._f_w, 0.0
-        if approximation not in self._f_w_estimates:
-            at_w = self._line.bounded_at_w() if approximation == "taylor" else self._line.approximate(0.0)
-            regulariser = 0.5 * self._problem.reg * float(self._w @ self._w)
-            self._f_w_estimates[approximation] = (
-                None if at_w is None else (at_w[0] / self._normaliser + regulariser, at_w[1] / self._normaliser)
+        if self._f_w_float32 is False:
+            at_w = self._line.approximate(0.0)
+            self._f_w_float32 = (
+                None if at_w is None else (at_w[0] / self._normaliser + self._regulariser_w, at_w[1] / self._normaliser)
             )
-        return self._f_w_estimates[approximation]
+        return self._f_w_float32
 
 
 def noisy_btls(
@@ -193,7 +209,16 @@ def noisy_btls(
     step 0 on failure, or β^max_it·η₀ when ``on_failure="smallest"`` (Sec 5.7).
     """
     queries = ArmijoQueries(
-        problem, w, grad, batch, eta0=eta0, alpha=alpha, beta=beta, obj_clip=obj_clip, normaliser=normaliser
+        problem,
+        w,
+        grad,
+        batch,
+        eta0=eta0,
+        alpha=alpha,
+        beta=beta,
+        obj_clip=obj_clip,
+        normaliser=normaliser,
+        max_it=max_it,
     )
     budget_kw = {"epsilon": budget} if noise == "laplace" else {"rho": budget}
     found = above_threshold(

@@ -11,6 +11,8 @@ from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
 
 _MIN_NOISE = 1e-12
 _MAX_NOISE = 1e12
+_GAUSSIAN_NOISE: dict[tuple, float] = {}  # gaussian_noise_for_budget's answers, by everything that decides them
+_GAUSSIAN_NOISE_SIZE = 1024
 
 
 def calibrate_noise(
@@ -136,9 +138,27 @@ def gaussian_noise_for_budget(
     n = check_count("steps", steps)
     q = check_rate(sampling_rate)
     acc = RDPAccountant() if accountant is None else accountant
+    key = _rdp_calibration_key(acc, eps, d, n, q)
+    if key in _GAUSSIAN_NOISE:
+        return _GAUSSIAN_NOISE[key]
 
     def epsilon_of(sigma: float) -> float:
         event = GaussianEvent(sigma) if q == 1.0 else PoissonSampledEvent(q, GaussianEvent(sigma))
         return acc.epsilon(acc.zero() + n * acc.cost(event), d)
 
-    return calibrate_noise(epsilon_of, eps)
+    sigma = calibrate_noise(epsilon_of, eps)
+    if key is not None:
+        if len(_GAUSSIAN_NOISE) >= _GAUSSIAN_NOISE_SIZE:
+            del _GAUSSIAN_NOISE[next(iter(_GAUSSIAN_NOISE))]
+        _GAUSSIAN_NOISE[key] = sigma
+    return sigma
+
+
+def _rdp_calibration_key(accountant: Accountant, *inputs: float) -> tuple | None:
+    """What decides :func:`gaussian_noise_for_budget`'s σ under an :class:`RDPAccountant` (its class, orders,
+    conversion and amplification, and the inputs), so that a repeated calibration — a method fitted again at the
+    same budget, as the audit's tens of thousands of fits and a job's folds are — is looked up, not bisected again;
+    None for any other accountant (not remembered)."""
+    if type(accountant) is not RDPAccountant:
+        return None
+    return (accountant.orders.tobytes(), accountant.conversion, accountant.gaussian_amplification, *inputs)

@@ -301,11 +301,13 @@ def conversion_offsets(orders: np.ndarray, delta: float, method: str) -> np.ndar
 def eps_from_offsets(
     values: np.ndarray, offsets: np.ndarray, orders: np.ndarray, delta: float, method: str
 ) -> tuple[float, float]:
-    """:func:`eps_from_rdp` given precomputed :func:`conversion_offsets` (no input checks: the hot path)."""
+    """:func:`eps_from_rdp` given precomputed :func:`conversion_offsets` (no input checks: the hot path, a few
+    array operations). A NaN anywhere in the curve gives ε = NaN, which every budget check refuses."""
     eps = values + offsets
     if method == "tight":
-        eps = np.where(delta**2 + np.expm1(-values) > 0.0, 0.0, eps)
-    if np.all(np.isinf(eps)):
-        return math.inf, math.nan
-    best = int(np.argmin(eps))
-    return max(0.0, float(eps[best])), float(orders[best])
+        eps[delta**2 + np.expm1(-values) > 0.0] = 0.0
+    best = int(eps.argmin())  # the first NaN, if any
+    value = float(eps[best])
+    if value == math.inf or math.isnan(value):
+        return value, math.nan
+    return max(0.0, value), float(orders[best])

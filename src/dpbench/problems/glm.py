@@ -187,7 +187,10 @@ class GLMProblem:
         cached = self._last_batch
         if cached is None or cached[0].shape != idx.shape or not np.array_equal(cached[0], idx):
             # line searches query one minibatch many times: keep its rows until another comes
-            cached = self._last_batch = (idx.copy(), self._minibatch_rows[idx], self.y[idx], self.row_norms[idx])
+            rows = self._minibatch_rows
+            # np.take gathers dense rows in about half the time of fancy indexing (the same floats)
+            rows = rows[idx] if sp.issparse(rows) else np.take(rows, idx, axis=0)
+            cached = self._last_batch = (idx.copy(), rows, self.y[idx], self.row_norms[idx])
         return cached[1:]
 
     def full_product(self, w: np.ndarray) -> np.ndarray:

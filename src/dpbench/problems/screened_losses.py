@@ -80,8 +80,10 @@ class LogisticLineBounds:
     is linear in η) is never clipped there, and its loss f_i(η) = ℓ(a_i − ηb_i) is convex with
     f_i″ = b_i²ℓ″ ≤ b_i²/4. Summed over those rows I, Taylor's theorem at an anchor η₀ gives
     V + (η − η₀)G ≤ S_I(η) ≤ V + (η − η₀)G + (η − η₀)²Q with V = S_I(η₀), G = S_I′(η₀) = Σ_I b_iσ(−m_i(η₀)) and
-    Q = Σ_I b_i²/8: one exp and log1p per row and anchor. The other rows (those the clip may reach: a few per
-    cent on Adult) are summed at every step. With several anchors the intervals are intersected.
+    Q = Σ_I b_i²/8: one exp and log1p per row and anchor. Of the other rows (those the clip may reach: about a
+    tenth on Adult), a row whose margin stays below m_C on the whole interval has loss C at every step and is only
+    counted (nine in ten of them on Adult); the rest, which cross m_C, are summed at every step. With several anchors
+    the intervals are intersected.
 
     Rounding (u = 2⁻⁵³): each float64 loss, σ and margin is within a few u of its real value, so a row's
     computed clipped loss is within 2⁻⁴⁸(1 + C + |a_i| + η|b_i|) of the real one (the loss and the clip are
@@ -93,33 +95,56 @@ class LogisticLineBounds:
     def __init__(self, signed_at_w: np.ndarray, signed_along: np.ndarray, clip: float, eta_max: float) -> None:
         a, b = signed_at_w, signed_along
         self._clip, self._eta_max, self._n = float(clip), float(eta_max), a.shape[0]
-        abs_a, abs_b = np.abs(a), np.abs(b)
-        self._abs_a, self._abs_b = float(abs_a.sum()), float(abs_b.sum())  # over all rows: bounds for any subset
-        self._max_a = float(abs_a.max(initial=0.0))
+        self._a_all, self._b_all = a, b
+        magnitudes = np.abs(a)
+        self._abs_a, self._max_a = float(magnitudes.sum()), float(magnitudes.max(initial=0.0))
+        np.abs(b, out=magnitudes)
+        self._abs_b, max_b = float(magnitudes.sum()), float(magnitudes.max(initial=0.0))  # all rows: bound any subset
         m_clip = -math.log(math.expm1(self._clip))
         # a row's least margin on [0, η_max] is min(a, a − η_max·b); above m_C by more than its rounding
-        reach = a - self._eta_max * b
+        reach = np.multiply(b, self._eta_max, out=magnitudes)
+        np.subtract(a, reach, out=reach)
         np.minimum(reach, a, out=reach)
-        rounding = 2.0**-40 * (1.0 + abs(m_clip) + self._max_a + self._eta_max * float(abs_b.max(initial=0.0)))
-        clipped = np.flatnonzero(reach < m_clip + rounding)
-        if clipped.size:
-            unclipped = np.ones(self._n, dtype=bool)
-            unclipped[clipped] = False
-            self._a, self._b = a[unclipped], b[unclipped]
-        else:
-            self._a, self._b = a, b
-        self._a_clip, self._b_clip = a[clipped], b[clipped]
-        k = self._a.shape[0]
-        self._b2 = float(self._b @ self._b)
-        self._q = self._b2 / 8.0 * (1.0 + (k + 4) * 2.0**-51)
+        rounding = 2.0**-40 * (1.0 + abs(m_clip) + self._max_a + self._eta_max * max_b)
+        self._clipped_index = np.flatnonzero(reach < m_clip + rounding)
+        self._k = self._n - self._clipped_index.size  # the unclipped rows I
+        self._unclipped: tuple[np.ndarray, np.ndarray] | None = None  # (a_I, b_I), gathered when first needed
+        a_clip, b_clip = a[self._clipped_index], b[self._clipped_index]
+        self._a_clipped, self._b_clipped = a_clip, b_clip
+        # a row's greatest margin on [0, η_max] is max(a, a − η_max·b); below m_C by more than its rounding, its real
+        # loss exceeds C at every step, so its clipped loss is C exactly
+        highest = a_clip - self._eta_max * b_clip
+        np.maximum(highest, a_clip, out=highest)
+        crossing = highest >= m_clip - rounding
+        self._wholly_clipped = int(crossing.size - np.count_nonzero(crossing))
+        self._a_clip, self._b_clip = a_clip[crossing], b_clip[crossing]
+        # an upper bound on Σ_I b_i²: the sum over all rows less the clipped rows' (each within γ of its terms' sum,
+        # γ = (n + 4)·2⁻⁵²), and 2⁻⁵⁰ of the larger for the three roundings of this arithmetic
+        gamma = (self._n + 4) * 2.0**-52
+        every, clipped = float(b @ b) * (1.0 + gamma), float(b_clip @ b_clip) * (1.0 - gamma)
+        self._b2 = max(0.0, every - clipped) + 2.0**-50 * every
+        self._q = self._b2 / 8.0 * (1.0 + 2.0**-51)
         self._anchors: dict[float, tuple[float, float, float, float]] = {}
+        self._slope0: tuple[float, float] | None = None  # (G, e_G) at the anchor 0, for :meth:`drops`
         self._clipped_abs_sums = (float(np.abs(self._a_clip).sum()), float(np.abs(self._b_clip).sum()))
         self._last_clipped: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
 
+    def _unclipped_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(a_I, b_I): the margins and slopes of the rows the clip cannot reach, gathered once when first needed."""
+        if self._unclipped is None:
+            if self._clipped_index.size:
+                keep = np.ones(self._n, dtype=bool)
+                keep[self._clipped_index] = False
+                self._unclipped = self._a_all[keep], self._b_all[keep]
+            else:
+                self._unclipped = self._a_all, self._b_all
+        return self._unclipped
+
     @property
     def clipped_rows(self) -> int:
-        """The rows the clip may reach on [0, η_max], summed at every step."""
-        return self._a_clip.shape[0]
+        """The rows the clip may reach on [0, η_max]: those that cross m_C there (summed at every step) and those
+        below it throughout (counted)."""
+        return self._a_clip.shape[0] + self._wholly_clipped
 
     def clipped_sums(self, steps: np.ndarray, anchors) -> tuple[np.ndarray, np.ndarray]:
         """For each η in ``steps`` (all in [0, η_max]): the midpoint of the bounds on S(η) from the Taylor
@@ -141,16 +166,58 @@ class LogisticLineBounds:
         rounding = 2.0**-48 * (magnitude + np.abs(clipped) + error)
         return 0.5 * (low + high) + clipped, error + rounding
 
+    def drops(self, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each η in ``steps`` (all in [0, η_max]): the midpoint of bounds on the drop S(0) − S(η), and a bound on
+        its distance to the difference of the float64 sums the exact computation returns at 0 and at η.
+
+        Over the unclipped rows S_I(0) − S_I(η) lies in [−η(G + e_G) − η²Q, −η(G − e_G)] with G at the anchor 0 (class
+        docstring): the value V cancels, so no log1p is taken, only σ(−a_i) = 1/(1 + e^{a_i}) for G; the rows the clip
+        may reach are summed at 0 and at every step (a row below m_C throughout cancels exactly)."""
+        self._check_inside(steps=steps)
+        slope, slope_error = self._slope_at_zero()
+        linear, curvature = steps * slope, steps * steps * self._q
+        clipped, clipped_error = self._clipped_row_sums(np.concatenate(([0.0], steps)))
+        clipped_drop = clipped[0] - clipped[1:]
+        error = steps * slope_error + 0.5 * curvature + clipped_error[0] + clipped_error[1:]
+        error += self._exact_error(np.zeros(1)) + self._exact_error(steps)
+        rounding = 2.0**-48 * (np.abs(linear) + curvature + abs(clipped[0]) + np.abs(clipped[1:]) + error)
+        return clipped_drop - linear - 0.5 * curvature, error + rounding
+
+    def _slope_at_zero(self) -> tuple[float, float]:
+        """G = S_I′(0) = Σ_I b_iσ(−a_i), from σ(−a) = 1/(1 + e^{a}) (e^{a} = inf gives 0), and its bound as
+        :meth:`_anchor`'s (each σ within a few u of its real value either way)."""
+        if self._slope0 is None:
+            if 0.0 in self._anchors:
+                self._slope0 = self._anchors[0.0][1], self._anchors[0.0][3]
+            else:
+                self._slope0 = self._slope_over_unclipped_rows()
+        return self._slope0
+
+    def _slope_over_unclipped_rows(self) -> tuple[float, float]:
+        """G over I as the sum over all rows less the clipped rows' (no gather of I): each sum within
+        2⁻⁴⁸Σ|b_i|(1 + max|a| + n) of the real one (a few u per σ, γ_n for the sum), so the difference within twice
+        that, and 2⁻⁵² of the magnitudes for the subtraction."""
+
+        def slope(a: np.ndarray, b: np.ndarray) -> float:
+            with np.errstate(over="ignore"):
+                t = np.exp(a)
+            t += 1.0
+            np.divide(1.0, t, out=t)
+            return float(b @ t)
+
+        every, clipped = slope(self._a_all, self._b_all), slope(self._a_clipped, self._b_clipped)
+        error = 2.0 * 2.0**-48 * (self._abs_b * (1.0 + self._max_a + self._n))
+        return every - clipped, error + 2.0**-52 * (abs(every) + abs(clipped))
+
     def direct_sums(self, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For each η in ``steps`` (all in [0, η_max]): S(η) summed over every row in float64, a pass per step, and
         a bound on its distance to the float64 sum the exact computation returns (both lie within the rounding
         bound of the real sum: class docstring)."""
         self._check_inside(steps=steps)
         clipped, clipped_error = self._clipped_row_sums(steps)
-        unclipped = np.array(
-            [float(np.minimum(LogisticLoss().value(self._a - eta * self._b), self._clip).sum()) for eta in steps]
-        )
-        k = self._a.shape[0]
+        a, b = self._unclipped_rows()
+        unclipped = np.array([float(np.minimum(LogisticLoss().value(a - eta * b), self._clip).sum()) for eta in steps])
+        k = self._k
         error = 2.0**-48 * (k * (1.0 + self._clip) + self._abs_a + steps * self._abs_b) + k * k * self._clip * 2.0**-51
         error += clipped_error + self._exact_error(steps)
         sums = unclipped + clipped
@@ -170,7 +237,7 @@ class LogisticLineBounds:
     def _anchor(self, eta0: float) -> tuple[float, float, float, float]:
         """(V, G) at ``eta0`` over the unclipped rows, each with a bound on its distance to the real value."""
         if eta0 not in self._anchors:
-            a, b, k = self._a, self._b, self._a.shape[0]
+            (a, b), k = self._unclipped_rows(), self._k
             margins = a - eta0 * b if eta0 else a
             t = np.exp(-margins)  # ≤ e^{C}: the margins are above m_C
             value = float(np.log1p(t).sum())
@@ -184,16 +251,19 @@ class LogisticLineBounds:
 
     def _clipped_row_sums(self, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Σ over the rows the clip may reach of min(ℓ(a_i − ηb_i), C) at each step, in float64, and the bound on
-        its distance to the real sum."""
+        its distance to the real sum: the crossing rows summed, C for each row below m_C throughout."""
         a, b, k = self._a_clip, self._b_clip, self._a_clip.shape[0]
+        constant = float(self._wholly_clipped) * self._clip  # within 2⁻⁵³ of the real count·C
         if k == 0:
-            return np.zeros(steps.size), np.zeros(steps.size)
+            return np.full(steps.size, constant), np.full(steps.size, constant * 2.0**-52)
         if self._last_clipped is not None and np.array_equal(self._last_clipped[0], steps):
             return self._last_clipped[1]  # DP-AGD asks again at the same steps with more anchors
         margins = a[:, None] - b[:, None] * steps[None, :]
         sums = np.minimum(LogisticLoss().value(margins), self._clip).sum(axis=0)
         abs_a, abs_b = self._clipped_abs_sums
         error = 2.0**-48 * (k * (1.0 + self._clip) + abs_a + steps * abs_b) + k * k * self._clip * 2.0**-51
+        sums += constant
+        error += 2.0**-48 * (np.abs(sums) + constant)  # the addition, and the constant's rounding
         self._last_clipped = (steps.copy(), (sums, error))
         return sums, error
 
@@ -232,6 +302,7 @@ class ClippedLossLine:
         self._signed_along: np.ndarray | None = None  # y ⊙ X·d, taken by the first approximation
         self._margins: LogisticMargins | None = None
         self._bounds: LogisticLineBounds | None = None
+        self._expected: dict[float, tuple[float, float]] = {}  # η → (drop, error) of :meth:`bounded_drop`
         self._screens = problem.loss.name == "logistic" and problem.dtype == np.float64
         if self._screens:
             inflate = 1.0 + 2.0**-40  # the norms and the sum below are computed in floating point
@@ -260,25 +331,34 @@ class ClippedLossLine:
         sums, error = self._margins.clipped_sums(np.array([eta]), self._clip)
         return float(sums[0]), float(error[0]) + self._product_error(eta)
 
-    def bounded(self, eta: float) -> tuple[float, float] | None:
-        """(Ŝ, E) as :meth:`approximate`, from the Taylor bounds at the anchor η = 0 (:class:`LogisticLineBounds`:
-        one pass over the rows for the whole line, not one per query); None when this line is not approximated
-        or η is beyond its ``max_step``."""
-        bounded = self._bounded(eta)
-        return None if bounded is None else (bounded[0], bounded[1] + self._product_error(eta))
-
-    def bounded_at_w(self) -> tuple[float, float] | None:
-        """(Ŝ, E) with |S(w) − Ŝ| ≤ E for S(w) as :meth:`exact_at_w` computes it (from the margins a themselves),
-        from the same Taylor bounds; None as :meth:`bounded`."""
-        return self._bounded(0.0)
-
-    def _bounded(self, eta: float) -> tuple[float, float] | None:
+    def bounded_drop(self, eta: float) -> tuple[float, float] | None:
+        """(D̂, E) with |(S(w) − S(fl(w − fl(η·d)))) − D̂| ≤ E for the two sums as :meth:`exact_at_w` and :meth:`exact`
+        compute them, from the Taylor bounds at the anchor η = 0 (:meth:`LogisticLineBounds.drops`: one pass over the
+        rows for the whole line, not one per query); None when this line is not approximated or η is beyond its
+        ``max_step``."""
         if not self._screens or self._max_step is None or not 0.0 <= eta <= self._max_step:
             return None
+        if eta not in self._expected:
+            drops, error = self._line_bounds().drops(np.array([eta]))
+            self._expected[eta] = float(drops[0]), float(error[0])
+        drop, error = self._expected[eta]
+        return drop, error + self._product_error(eta)
+
+    def expect_steps(self, steps) -> None:
+        """Bound the drops at every η of ``steps`` in [0, ``max_step``] now, in one vectorised pass over the rows
+        the clip may reach, for :meth:`bounded_drop` to look up: a search whose steps are fixed before it starts
+        (NoisyBTLS's η₀β^i) pays that pass once, not once per query. The same bounds as asking for each η alone
+        (the arithmetic is elementwise)."""
+        if not self._screens or self._max_step is None:
+            return
+        etas = np.array([eta for eta in steps if 0.0 <= eta <= self._max_step], dtype=float)
+        drops, error = self._line_bounds().drops(etas)
+        self._expected.update(zip(etas.tolist(), zip(drops.tolist(), error.tolist())))
+
+    def _line_bounds(self) -> LogisticLineBounds:
         if self._bounds is None:
             self._bounds = LogisticLineBounds(self._at_w, self._along(), self._clip, self._max_step)
-        sums, error = self._bounds.clipped_sums(np.array([eta]), (0.0,))
-        return float(sums[0]), float(error[0])
+        return self._bounds
 
     def _along(self) -> np.ndarray:
         if self._signed_along is None:
