@@ -91,6 +91,8 @@ class Ledger:
         self._n_batches = 0
         self._reserve = 0  # copies of the last entry's event known to fit on top of the counts
         self._unsettled = 0  # copies charged from the reserve since the sums and ε were last brought up to date
+        self._version = 0  # counts each change of the sums, so that :meth:`_after` may remember its last answer
+        self._last_after: tuple[tuple, tuple] | None = None
 
     @property
     def epsilon(self) -> float:
@@ -142,6 +144,7 @@ class Ledger:
         last = self._entries[-1]
         i, _, counts, sums, eps = self._after({last.event: self._unsettled}, settled=False)
         self._counts[i:], self._partial_sums[i:], self._eps_spent = counts, sums, eps
+        self._version += 1
         self._entries[-1] = dataclasses.replace(last, count=last.count + self._unsettled, eps_after=eps)
         self._unsettled = 0
 
@@ -150,9 +153,20 @@ class Ledger:
     ) -> tuple[int, list[PrivacyEvent], list[int], list[Cost], float]:
         """The state if the counts of the events in ``changes`` moved by the given amounts: (first
         changed position i, events[i:], counts[i:], partial sums[i:], ε). Only the sums from the
-        first changed position on are redone; new events go last, in the order given."""
+        first changed position on are redone; new events go last, in the order given. The last answer is
+        remembered until the sums change: a check that a charge fits, then the charge, compute it once."""
         if settled:
             self._settle()
+        key = (self._version, tuple(changes.items()))
+        if self._last_after is not None and self._last_after[0] == key:
+            return self._last_after[1]
+        answer = self._compute_after(changes)
+        self._last_after = (key, answer)
+        return answer
+
+    def _compute_after(
+        self, changes: dict[PrivacyEvent, int]
+    ) -> tuple[int, list[PrivacyEvent], list[int], list[Cost], float]:
         known = [self._position[e] for e in changes if e in self._position]
         i = min(known, default=len(self._events))
         events = self._events[i:] + [e for e in changes if e not in self._position]
@@ -184,6 +198,7 @@ class Ledger:
             self._position[e] = position
         self._events[i:], self._counts[i:], self._partial_sums[i:] = events, counts, sums
         self._eps_spent = eps
+        self._version += 1
         self._n_charges += 1
         if self._repeats(entry):
             run = self._entries[-1].count + count
