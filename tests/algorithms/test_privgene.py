@@ -141,6 +141,25 @@ def test_per_selection_epsilon_uses_the_whole_budget_and_never_more():
     assert rdp.can_afford(PureDPEvent(x), 50) and not rdp.can_afford(PureDPEvent(x * (1 + 1e-9)), 50)
 
 
+def test_per_selection_epsilon_is_remembered_only_for_the_same_ledger_state(monkeypatch):
+    """A fresh ledger of the same budget and accountant configuration gets the remembered answer without a search;
+    one that has been charged, or that has another conversion, is searched again and answers differently."""
+    import dpbench.algorithms.privgene as privgene
+
+    monkeypatch.setattr(privgene, "_PER_SELECTION", {})
+    searches = []
+    real = privgene._bisect_per_selection_epsilon
+    monkeypatch.setattr(privgene, "_bisect_per_selection_epsilon", lambda *a: searches.append(1) or real(*a))
+    first = per_selection_epsilon(Ledger(1.0, 1e-6, RDPAccountant()), 50)
+    assert per_selection_epsilon(Ledger(1.0, 1e-6, RDPAccountant()), 50) == first and len(searches) == 1
+    charged = Ledger(1.0, 1e-6, RDPAccountant())
+    charged.charge(PureDPEvent(0.01))
+    assert per_selection_epsilon(charged, 50) < first and len(searches) == 2
+    filtered = per_selection_epsilon(Ledger(1.0, 1e-6, RDPAccountant(conversion="filter")), 50)
+    assert filtered != first and len(searches) == 3
+    assert per_selection_epsilon(Ledger(1.0, 1e-6, RDPAccountant()), 49) != first and len(searches) == 4
+
+
 # ----------------------------------------------------------------------------------- the mechanism
 def test_selection_probabilities_have_the_closed_form():
     u = np.array([-3.0, -1.0, -2.5, 0.0, -7.0])

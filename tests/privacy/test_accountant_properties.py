@@ -10,7 +10,11 @@ tests check the same quantities everywhere in those ranges, against independent 
 from __future__ import annotations
 
 import functools
+import json
 import math
+import os
+from importlib import metadata
+from pathlib import Path
 
 import dp_accounting
 import dp_accounting.rdp
@@ -238,6 +242,25 @@ def _gaussian_rdp_by_quadrature(sigma: float, alpha: float) -> float:
 
 N_PLD_CONFIGS = 400
 MIN_SHARP = 100  # a quarter: 121 of the 400 the seed draws are sharp
+PLD_REFERENCE = Path(__file__).parents[1] / "reference" / "pld_epsilons.json"
+PLD_LIVE_EVERY = 50  # with a recorded reference, every 50th PLD ε is recomputed by the installed dp-accounting
+
+
+def _pld_epsilon(q: float, sigma: float, steps: int, delta: float, interval: float) -> float:
+    pld = PLDAccountant(value_discretization_interval=interval)
+    pld.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps)
+    return pld.get_epsilon(delta)
+
+
+def _pld_reference() -> dict | None:
+    """The recorded PLD ε of the 400 compositions, if recorded with the installed dp-accounting (else None: every
+    one is computed live). Recording them takes about a minute of the suite's time:
+
+        DPBENCH_WRITE_REFERENCE=1 pytest -n 0 tests/privacy/test_accountant_properties.py -k pld_epsilon"""
+    if os.environ.get("DPBENCH_WRITE_REFERENCE") == "1" or not PLD_REFERENCE.exists():
+        return None
+    recorded = json.loads(PLD_REFERENCE.read_text())
+    return recorded if recorded["dp_accounting"] == metadata.version("dp-accounting") else None
 
 
 @pytest.mark.slow
@@ -252,9 +275,15 @@ def test_tight_conversion_is_never_below_the_pld_epsilon():
     Δ (connect-the-dots is never coarser than rounding up, Doroshenko et al. 2022), so that excess is < k·Δ
     (the ≤ k·e^{-50} tail mass PLD truncates moves δ, not ε, and is negligible next to δ ≥ 1e-12). Δ is
     min(1e-3, max(1e-4, 0.005·ε/k)): 1e-4, or coarser where 0.5 % of ε allows it. At least 100
-    configurations must be sharp (k·Δ ≤ 1 % of ε: steps ≤ 100 ε), so the check is not vacuous."""
+    configurations must be sharp (k·Δ ≤ 1 % of ε: steps ≤ 100 ε), so the check is not vacuous.
+
+    dp-accounting's 400 PLD ε (a minute of computing) are recorded in tests/reference/pld_epsilons.json with its
+    version, for the same compositions in the same order (checked), and every 50th is recomputed live and must
+    equal the record; with another dp-accounting version, or none recorded, all are computed live."""
+    reference = _pld_reference()
     rng = np.random.default_rng(31337)
     kept = sharp = 0
+    rows = []
     while kept < N_PLD_CONFIGS:
         q, sigma = float(log_uniform(rng, 1e-4, 1.0)), float(log_uniform(rng, 0.3, 50.0))
         steps, delta = int(np.rint(log_uniform(rng, 1.0, 1e5))), float(log_uniform(rng, 1e-12, 1e-2))
@@ -262,14 +291,23 @@ def test_tight_conversion_is_never_below_the_pld_epsilon():
         if not 0.01 <= ours <= 10.0:
             continue
         interval = min(1e-3, max(1e-4, 0.005 * ours / steps))
-        pld = PLDAccountant(value_discretization_interval=interval)
-        pld.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps)
-        pld_eps = pld.get_epsilon(delta)
+        composition = [q, sigma, steps, delta, interval]
+        if reference is None:
+            pld_eps = _pld_epsilon(q, sigma, steps, delta, interval)
+        else:
+            recorded = reference["rows"][kept]
+            assert recorded[:5] == composition, (kept, recorded, composition)  # the record is of these draws
+            pld_eps = recorded[5]
+            if kept % PLD_LIVE_EVERY == 0:
+                assert _pld_epsilon(q, sigma, steps, delta, interval) == pytest.approx(pld_eps, rel=1e-12), kept
+        rows.append([*composition, pld_eps])
         tolerance = steps * interval
         assert ours >= pld_eps - tolerance, (q, sigma, steps, delta, ours, pld_eps, tolerance)
         kept += 1
         sharp += tolerance <= 0.01 * ours
     assert sharp >= MIN_SHARP, sharp
+    if os.environ.get("DPBENCH_WRITE_REFERENCE") == "1":
+        PLD_REFERENCE.write_text(json.dumps({"dp_accounting": metadata.version("dp-accounting"), "rows": rows}))
 
 
 # --- zCDP and pure DP closed forms ------------------------------------------------------------------

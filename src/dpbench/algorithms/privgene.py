@@ -217,9 +217,28 @@ def selection_probabilities(utilities, *, sensitivity: float, epsilon: float, ti
     return exponential_mechanism_probabilities(utilities, sensitivity=sensitivity, epsilon=epsilon, monotonic=tight)
 
 
+_PER_SELECTION: dict[tuple, float] = {}  # per_selection_epsilon's answers by ledger state and count
+_PER_SELECTION_SIZE = 1024
+
+
 def per_selection_epsilon(ledger, count: int) -> float:
     """The largest ε_sel such that ``count`` more ``PureDPEvent(ε_sel)`` fit in the ledger (bisection
-    to floating-point resolution; uniform split of what remains, never above it)."""
+    to floating-point resolution; uniform split of what remains, never above it). Remembered by the ledger's
+    :meth:`~dpbench.privacy.ledger.Ledger.state_key`: every fit of a job's folds, and of an audit's tens of thousands
+    of runs, starts from the same fresh ledger."""
+    state = ledger.state_key()
+    key = None if state is None else (state, count)
+    if key in _PER_SELECTION:
+        return _PER_SELECTION[key]
+    answer = _bisect_per_selection_epsilon(ledger, count)
+    if key is not None:
+        if len(_PER_SELECTION) >= _PER_SELECTION_SIZE:
+            del _PER_SELECTION[next(iter(_PER_SELECTION))]
+        _PER_SELECTION[key] = answer
+    return answer
+
+
+def _bisect_per_selection_epsilon(ledger, count: int) -> float:
     fits = lambda eps: ledger.can_afford(PureDPEvent(eps), count)
     guess = (ledger.epsilon - ledger.eps_spent) / count
     if not guess > 0:

@@ -81,6 +81,12 @@ class Accountant(abc.ABC):
     def _unsupported(self, event: object, hint: str = "") -> UnsupportedEvent:
         return UnsupportedEvent(f"the {self.name} accountant cannot price {event!r}{hint}")
 
+    def configuration_key(self) -> tuple | None:
+        """A hashable description of everything this accountant's prices and conversions depend on, equal for
+        accountants that answer alike (for callers that remember answers across runs); None: not described, never
+        remembered. The accountants here have no options but :class:`RDPAccountant`'s."""
+        return (type(self).__name__,) if type(self) in (ZCDPAccountant, PureDPAccountant, ApproxDPAccountant) else None
+
     @abc.abstractmethod
     def _price(self, event: PrivacyEvent) -> Cost:
         """The cost of one event (uncached)."""
@@ -134,6 +140,12 @@ class RDPAccountant(Accountant):
     @property
     def orders(self) -> np.ndarray:
         return self._orders
+
+    def configuration_key(self) -> tuple | None:
+        """Its orders, conversion and amplification (None for a subclass, which may price differently)."""
+        if type(self) is not RDPAccountant:
+            return None
+        return (type(self).__name__, self._orders.tobytes(), self._conversion, self._gaussian_amplification)
 
     @property
     def conversion(self) -> str:

@@ -155,10 +155,10 @@ def gaussian_noise_for_budget(
 
 
 def _rdp_calibration_key(accountant: Accountant, *inputs: float) -> tuple | None:
-    """What decides :func:`gaussian_noise_for_budget`'s σ under an :class:`RDPAccountant` (its class, orders,
-    conversion and amplification, and the inputs), so that a repeated calibration — a method fitted again at the
-    same budget, as the audit's tens of thousands of fits and a job's folds are — is looked up, not bisected again;
-    None for any other accountant (not remembered)."""
-    if type(accountant) is not RDPAccountant:
+    """What decides :func:`gaussian_noise_for_budget`'s σ under an :class:`RDPAccountant` (its configuration and
+    the inputs), so that a repeated calibration — a method fitted again at the same budget, as the audit's tens of
+    thousands of fits and a job's folds are — is looked up, not bisected again; None for any other accountant (not
+    remembered)."""
+    if not isinstance(accountant, RDPAccountant) or (configuration := accountant.configuration_key()) is None:
         return None
-    return (accountant.orders.tobytes(), accountant.conversion, accountant.gaussian_amplification, *inputs)
+    return (*configuration, *inputs)

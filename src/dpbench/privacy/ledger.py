@@ -240,6 +240,17 @@ class Ledger:
         self.pay(event, count, label, neighbouring)
         return self.eps_spent
 
+    def state_key(self) -> tuple | None:
+        """Everything :meth:`can_afford`, :meth:`eps_if` and :meth:`max_affordable` answer from — the budget, the
+        relation, the accountant's configuration, the events charged and their counts in order — as a hashable
+        value, for a caller that remembers a search over those answers; None when the accountant has no
+        configuration key."""
+        configuration = self._accountant.configuration_key()
+        if configuration is None:
+            return None
+        self._settle()
+        return (self._epsilon, self._delta, self._neighbouring, configuration, *zip(self._events, self._counts))
+
     def poisson_batch(self, sampling_rate: float) -> PoissonBatch:
         """A handle for charging every release computed on one Poisson subsample of rate q."""
         self._n_batches += 1
