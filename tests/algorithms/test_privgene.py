@@ -144,9 +144,10 @@ def test_per_selection_epsilon_uses_the_whole_budget_and_never_more():
 def test_per_selection_epsilon_is_remembered_only_for_the_same_ledger_state(monkeypatch):
     """A fresh ledger of the same budget and accountant configuration gets the remembered answer without a search;
     one that has been charged, or that has another conversion, is searched again and answers differently."""
-    import dpbench.algorithms.privgene as privgene
+    from dpbench.algorithms import privgene
+    from dpbench.recent_answers import RecentAnswers
 
-    monkeypatch.setattr(privgene, "_PER_SELECTION", {})
+    monkeypatch.setattr(privgene, "_PER_SELECTION", RecentAnswers(8))
     searches = []
     real = privgene._bisect_per_selection_epsilon
     monkeypatch.setattr(privgene, "_bisect_per_selection_epsilon", lambda *a: searches.append(1) or real(*a))

@@ -55,8 +55,9 @@ def test_a_repeated_gaussian_calibration_is_remembered_per_rdp_accountant_config
     """A second call with the same budget and an RDP accountant of the same orders, conversion and amplification is
     answered without evaluating ε again, with the σ a fresh bisection finds; another conversion is calibrated anew."""
     from dpbench.privacy import calibrate
+    from dpbench.recent_answers import RecentAnswers
 
-    monkeypatch.setattr(calibrate, "_GAUSSIAN_NOISE", {})
+    monkeypatch.setattr(calibrate, "_GAUSSIAN_NOISE", RecentAnswers(8))
     evaluations = []
     real = RDPAccountant.epsilon
     monkeypatch.setattr(RDPAccountant, "epsilon", lambda self, *a: evaluations.append(1) or real(self, *a))
@@ -68,7 +69,7 @@ def test_a_repeated_gaussian_calibration_is_remembered_per_rdp_accountant_config
         0.7, 1e-6, steps=30, sampling_rate=0.05, accountant=RDPAccountant(conversion="filter")
     )
     assert len(evaluations) > fresh and filtered > first  # the filter's conversion costs more noise
-    monkeypatch.setattr(calibrate, "_GAUSSIAN_NOISE", {})
+    monkeypatch.setattr(calibrate, "_GAUSSIAN_NOISE", RecentAnswers(8))
     assert gaussian_noise_for_budget(0.7, 1e-6, steps=30, sampling_rate=0.05) == first
     remembered = len(calibrate._GAUSSIAN_NOISE)
     gaussian_noise_for_budget(1.0, 1e-5, steps=50, accountant=ZCDPAccountant())

@@ -101,6 +101,7 @@ from dpbench.privacy.mechanisms import (
 from dpbench.privacy.screening import ScreenedValues
 from dpbench.problems.products import matvec
 from dpbench.problems.screened_losses import CoordinateMoveBounds
+from dpbench.recent_answers import RecentAnswers
 
 CROSSOVERS = ("one_point", "uniform")
 PRIVGENE_AUDIT = AuditCoverage(
@@ -217,8 +218,7 @@ def selection_probabilities(utilities, *, sensitivity: float, epsilon: float, ti
     return exponential_mechanism_probabilities(utilities, sensitivity=sensitivity, epsilon=epsilon, monotonic=tight)
 
 
-_PER_SELECTION: dict[tuple, float] = {}  # per_selection_epsilon's answers by ledger state and count
-_PER_SELECTION_SIZE = 1024
+_PER_SELECTION = RecentAnswers(1024)  # per_selection_epsilon's answers by ledger state and count
 
 
 def per_selection_epsilon(ledger, count: int) -> float:
@@ -230,12 +230,7 @@ def per_selection_epsilon(ledger, count: int) -> float:
     key = None if state is None else (state, count)
     if key in _PER_SELECTION:
         return _PER_SELECTION[key]
-    answer = _bisect_per_selection_epsilon(ledger, count)
-    if key is not None:
-        if len(_PER_SELECTION) >= _PER_SELECTION_SIZE:
-            del _PER_SELECTION[next(iter(_PER_SELECTION))]
-        _PER_SELECTION[key] = answer
-    return answer
+    return _PER_SELECTION.remember(key, _bisect_per_selection_epsilon(ledger, count))
 
 
 def _bisect_per_selection_epsilon(ledger, count: int) -> float:

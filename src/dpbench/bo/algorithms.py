@@ -61,6 +61,7 @@ from dpbench.constraints import (
 )
 from dpbench.jobs import BO_LOSS
 from dpbench.privacy.mechanisms import exponential_mechanism, laplace_mechanism
+from dpbench.recent_answers import RecentAnswers
 
 __all__ = ["BOAlgorithm", "BOProblem", "BORelease"]
 
@@ -172,14 +173,11 @@ class _GPUCBMethod(BOAlgorithm):
             run = gp_ucb(problem.gains, K, iterations=self.iterations, delta=delta, noise_variance=noise_variance)
             for array in (K, run.indices, run.values, run.mean, run.variance, run.betas):
                 array.setflags(write=False)
-            if len(_UCB_RUNS) >= _UCB_RUNS_SIZE:
-                del _UCB_RUNS[next(iter(_UCB_RUNS))]
-            _UCB_RUNS[key] = (run, K)
+            _UCB_RUNS.remember(key, (run, K))
         return _UCB_RUNS[key]
 
 
-_UCB_RUNS: dict[tuple, tuple[UCBRun, np.ndarray]] = {}  # _GPUCBMethod._ucb's last runs, by everything they depend on
-_UCB_RUNS_SIZE = 8
+_UCB_RUNS = RecentAnswers(8)  # _GPUCBMethod._ucb's last runs, by everything they depend on
 
 
 @dataclass

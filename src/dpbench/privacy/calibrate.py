@@ -8,11 +8,11 @@ from collections.abc import Callable
 from dpbench.privacy._checks import check_count, check_delta, check_positive, check_rate
 from dpbench.privacy.accountants import Accountant, RDPAccountant
 from dpbench.privacy.events import GaussianEvent, PoissonSampledEvent
+from dpbench.recent_answers import RecentAnswers
 
 _MIN_NOISE = 1e-12
 _MAX_NOISE = 1e12
-_GAUSSIAN_NOISE: dict[tuple, float] = {}  # gaussian_noise_for_budget's answers, by everything that decides them
-_GAUSSIAN_NOISE_SIZE = 1024
+_GAUSSIAN_NOISE = RecentAnswers(1024)  # gaussian_noise_for_budget's answers, by everything that decides them
 
 
 def calibrate_noise(
@@ -146,12 +146,7 @@ def gaussian_noise_for_budget(
         event = GaussianEvent(sigma) if q == 1.0 else PoissonSampledEvent(q, GaussianEvent(sigma))
         return acc.epsilon(acc.zero() + n * acc.cost(event), d)
 
-    sigma = calibrate_noise(epsilon_of, eps)
-    if key is not None:
-        if len(_GAUSSIAN_NOISE) >= _GAUSSIAN_NOISE_SIZE:
-            del _GAUSSIAN_NOISE[next(iter(_GAUSSIAN_NOISE))]
-        _GAUSSIAN_NOISE[key] = sigma
-    return sigma
+    return _GAUSSIAN_NOISE.remember(key, calibrate_noise(epsilon_of, eps))
 
 
 def _rdp_calibration_key(accountant: Accountant, *inputs: float) -> tuple | None:
