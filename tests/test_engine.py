@@ -46,15 +46,46 @@ def test_same_seed_and_key_same_numbers_other_seed_or_key_other_numbers(compose_
     assert not (tmp_path / "e" / "noise.key").exists()
 
 
-def test_every_algorithm_sees_the_same_folds(compose_run_config):
+def test_every_algorithm_sees_the_same_folds(compose_run_config, monkeypatch):
     from dpbench.data import load_dataset
+    from dpbench.jobs import splits
+    from dpbench.recent_answers import RecentAnswers
 
     cfg_a = compose_run_config(*SMALL, "cv.folds=4", "algorithm=dp_sgd")
     cfg_b = compose_run_config(*SMALL, "cv.folds=4", "algorithm=majority")
     data = load_dataset(cfg_a.dataset, cfg_a.dataset_options, data_dir=cfg_a.data_dir, allow_download=False)
-    for sa, sb in zip(make_splits(data, cfg_a), make_splits(data, cfg_b)):
+    folds_a = make_splits(data, cfg_a)
+    monkeypatch.setattr(splits, "_RECENT_FOLDS", RecentAnswers(1))  # made again, not remembered
+    for sa, sb in zip(folds_a, make_splits(data, cfg_b), strict=True):
         np.testing.assert_array_equal(sa.y_test, sb.y_test)
         np.testing.assert_array_equal(sa.X_test, sb.X_test)
+
+
+def test_folds_are_made_once_per_data_and_settings_and_nobody_can_change_them(compose_run_config, monkeypatch):
+    """A process remembers the last folds made: the same data and settings give them again (other Split objects
+    on the same read-only arrays); another seed, fold count or dataset makes new ones."""
+    from dpbench.data import load_dataset
+    from dpbench.jobs import splits
+    from dpbench.recent_answers import RecentAnswers
+
+    made, make = [], splits._make_splits
+    monkeypatch.setattr(splits, "_make_splits", lambda *args: made.append(args) or make(*args))
+    monkeypatch.setattr(splits, "_RECENT_FOLDS", RecentAnswers(1))
+    cfg = compose_run_config(*SMALL, "cv.folds=3")
+    data = load_dataset(cfg.dataset, cfg.dataset_options, data_dir=cfg.data_dir, allow_download=False)
+    first, again = make_splits(data, cfg), make_splits(data, cfg)
+    assert len(made) == 1 and first[0] is not again[0] and first[0].X_train is again[0].X_train
+    with pytest.raises(ValueError, match="read-only"):
+        first[0].X_train[0, 0] = 1.0
+    again[0].released_n = 5  # a job's own Split: the remembered one keeps released_n None
+    assert make_splits(data, cfg)[0].released_n is None and len(made) == 1
+    for other in (compose_run_config(*SMALL, "cv.folds=3", "seed=1"), compose_run_config(*SMALL, "cv.folds=4")):
+        make_splits(data, other)
+    other_data = load_dataset(
+        cfg.dataset, {**cfg.dataset_options, "seed": 2}, data_dir=cfg.data_dir, allow_download=False
+    )
+    make_splits(other_data, cfg)
+    assert len(made) == 4
 
 
 def test_finished_job_is_skipped_and_foreign_results_are_refused(compose_run_config, tmp_path):
@@ -73,6 +104,21 @@ def test_corrupt_results_file_is_rerun(compose_run_config, tmp_path):
     (tmp_path / "results.parquet").write_bytes(b"PAR1 truncated")
     again = run_job(make_plan(cfg), tmp_path)
     pd.testing.assert_frame_equal(expected.drop(columns="wall_time_s"), again.drop(columns="wall_time_s"))
+
+
+def test_a_status_reads_what_a_rerun_would_keep(compose_run_config, tmp_path):
+    """read_finished_columns (dpbench-status) and read_finished (the engine's skip) agree on every file."""
+    from dpbench.results import read_finished, read_finished_columns
+
+    expected = run_job(make_plan(compose_run_config(*SMALL, "cv.folds=2")), tmp_path)
+    path = tmp_path / "results.parquet"
+    rows, columns = read_finished_columns(path, ("config_hash", "algorithm", "no_such_column"))
+    assert rows == len(expected) == 2 and columns["algorithm"] == list(expected["algorithm"])
+    assert columns["config_hash"] == list(expected["config_hash"]) and columns["no_such_column"] is None
+    expected.drop(columns="algorithm").to_parquet(tmp_path / "partial.parquet")
+    path.with_name("truncated.parquet").write_bytes(path.read_bytes()[:-100])
+    for name in ("partial.parquet", "truncated.parquet", "absent.parquet"):
+        assert read_finished(tmp_path / name) is None and read_finished_columns(tmp_path / name, ()) is None
 
 
 def test_reference_baselines_record_infinite_epsilon(compose_run_config, tmp_path):

@@ -1,4 +1,4 @@
-"""dpbench's sweeper checks one job per composition signature before a batch launches
+"""dpbench's sweeper checks the jobs that use every override of a batch once before it launches
 (hydra_plugins.dpbench_sweeper), and launches what Hydra's basic sweeper launches."""
 
 from __future__ import annotations
@@ -25,6 +25,21 @@ def test_a_sweep_over_epsilon_is_checked_once_per_method():
     batch = [[f"algorithm={a}", f"privacy.eps={e}"] for a in ("dp_sgd", "objpert") for e in (0.1, 0.4, 1.6)]
     assert representatives(batch) == [batch[0], batch[3]]
     assert representatives([["privacy.epss=0.1"], ["privacy.epss=0.2"]]) == [["privacy.epss=0.1"]]
+
+
+def test_every_option_is_composed_once_with_every_key():
+    """Four datasets × sixteen algorithms × three ε: sixteen jobs use every option (each with every key)."""
+    datasets, algorithms = [f"d{i}" for i in range(4)], [f"a{i}" for i in range(16)]
+    batch = [
+        [f"dataset={d}", f"algorithm={a}", f"privacy.eps={e}", "+algorithm.clip=1"]
+        for d in datasets
+        for a in algorithms
+        for e in (0.1, 0.4, 1.6)
+    ]
+    kept = representatives(batch)
+    assert len(kept) == 16 + 3 and kept[0] is batch[0]
+    used = {override for job in kept for override in signature(job)}
+    assert used == {override for job in batch for override in signature(job)}
 
 
 def test_the_sweeper_composes_only_the_representatives():

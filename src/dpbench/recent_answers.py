@@ -1,4 +1,4 @@
-"""A bounded memory of a pure function's last answers, for results that depend only on public inputs."""
+"""A bounded memory of a pure function's last answers, kept in the process (nothing is written)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 class RecentAnswers:
     """The last ``size`` answers by key, the oldest forgotten first. Only for answers that are a function of the key
-    alone (public inputs: a budget, an accountant's configuration, a validation set's bytes), so that remembering
-    one never changes a result."""
+    alone (a budget and an accountant's configuration, a validation set's bytes, a dataset's checksum and its fold
+    settings), so that remembering one never changes a result."""
 
     def __init__(self, size: int) -> None:
         self._size = size

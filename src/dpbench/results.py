@@ -18,7 +18,7 @@ import os
 import platform
 import tempfile
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -135,6 +135,21 @@ def read_finished(path: Path) -> pd.DataFrame | None:
     except Exception:  # noqa: BLE001 — truncated or corrupt parquet (pyarrow raises many types): the job must run again
         return None
     return df if set(RESULT_COLUMNS) <= set(df.columns) else None
+
+
+def read_finished_columns(path: Path, columns: Sequence[str]) -> tuple[int, dict[str, list | None]] | None:
+    """(row count, ``{column: its values}``, None for a column the file lacks) of ``path`` if it is a complete,
+    readable results file (:func:`read_finished`'s test: every column read and decoded); None otherwise. Without
+    pandas' conversion: a third of the time, for a status over hundreds of jobs."""
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path) if path.is_file() else None
+    except Exception:  # noqa: BLE001 — truncated or corrupt parquet (pyarrow raises many types): the job must run again
+        table = None
+    if table is None or not set(RESULT_COLUMNS) <= set(table.column_names):
+        return None
+    return table.num_rows, {c: table.column(c).to_pylist() if c in table.column_names else None for c in columns}
 
 
 def one_line(exc: BaseException) -> str:

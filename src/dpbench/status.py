@@ -16,7 +16,7 @@ sweeper than Hydra's basic one, a sweep it cannot expand) the expected jobs are 
 ``manifest.json`` plus the job directories present, so jobs that never started are unknown unless
 the manifest lists them.
 
-A job is *finished* when its ``results.parquet`` is readable (:func:`dpbench.results.read_finished`)
+A job is *finished* when its ``results.parquet`` is readable (:func:`dpbench.results.read_finished_columns`)
 and not older than an ``error.json``, and *stale* when such results were computed by other code than
 the dpbench running now (their ``code_identity``, :mod:`dpbench.code_identity`; kept by
 ``resume=keep``, recomputed by the default ``resume=strict``); *failed* when ``error.json`` says why;
@@ -43,7 +43,7 @@ from dpbench.results import (
     ERROR_FILE,
     RESULTS_FILE,
     read_error_marker,
-    read_finished,
+    read_finished_columns,
     write_json,
 )
 
@@ -160,9 +160,13 @@ def expand_sweep(sweep_cfg) -> list[tuple[list[str], str]]:
 
         naming = OmegaConf.select(sweep_cfg, "hydra.job.config.override_dirname")
         work = OmegaConf.create(OmegaConf.to_container(sweep_cfg, resolve=False))
+        parsed: dict[str, Any] = {}  # each distinct override parsed once (a sweep repeats each in many jobs)
         jobs = []
         for num, overrides in enumerate(batch):
-            app = [o for o in parser.parse_overrides(overrides) if not o.is_hydra_override()]
+            for override in overrides:
+                if override not in parsed:
+                    (parsed[override],) = parser.parse_overrides([override])
+            app = [parsed[o] for o in overrides if not parsed[o].is_hydra_override()]
             work.hydra.job.override_dirname = get_overrides_dirname(
                 overrides=app, exclude_keys=list(naming.exclude_keys), item_sep=naming.item_sep, kv_sep=naming.kv_sep
             )
@@ -205,10 +209,10 @@ def _mtime(path: Path) -> int:
         return -1
 
 
-def _identity_now(finished) -> str:
-    """The identity this dpbench gives a job of ``finished``'s method (:func:`dpbench.code_identity.identity_of`:
-    a plugin's method adds its package's digest)."""
-    names = set(finished["algorithm"]) if "algorithm" in finished else set()
+def _identity_now(algorithms: list | None) -> str:
+    """The identity this dpbench gives a job of the method in ``algorithms`` (its results' column; None when
+    absent) (:func:`dpbench.code_identity.identity_of`: a plugin's method adds its package's digest)."""
+    names = set(algorithms or ())
     if len(names) != 1:
         return code_identity.current().identity
     from dpbench.algorithms.registry import ALGORITHMS
@@ -223,14 +227,15 @@ def inspect_job(sweep_dir: Path, overrides: list[str], job_dir: str) -> Job:
     if not path.is_dir():
         return job
     results_path = path / RESULTS_FILE
-    finished = read_finished(results_path)
+    finished = read_finished_columns(results_path, ("config_hash", "code_identity", "algorithm"))
     marker = read_error_marker(path)
     if finished is not None and (marker is None or _mtime(path / ERROR_FILE) < _mtime(results_path)):
-        hashes = sorted({str(h) for h in finished["config_hash"]})
-        recorded = finished.get("code_identity")
-        now = _identity_now(finished)
+        rows, columns = finished
+        hashes = sorted({str(h) for h in columns["config_hash"]})
+        recorded = columns["code_identity"]
+        now = _identity_now(columns["algorithm"])
         stale = code_identity.stale_identities(recorded, now)
-        job.status, job.rows = ("stale" if stale else "finished"), len(finished)
+        job.status, job.rows = ("stale" if stale else "finished"), rows
         job.results = results_path.relative_to(sweep_dir).as_posix()
         job.config_hash = ",".join(hashes)
         job.code_identity = ",".join(sorted({str(c) for c in recorded})) if recorded is not None else None

@@ -125,3 +125,25 @@ def test_adult_from_its_prepared_arrays_equals_adult_parsed(shared_data, tmp_pat
     monkeypatch.setattr(libsvm, "load_svmlight_file", no_parsing)
     prepared = load_dataset("adult", {}, data_dir=root, allow_download=False)
     _same(parsed, prepared)
+
+
+def test_a_generated_dataset_is_made_once_per_process_read_only(tmp_path, monkeypatch):
+    """A sweep worker running job after job on one synthetic dataset makes it once: the next load returns the same
+    read-only arrays (with its own copy of info); other options make another."""
+    from dpbench.data import registry, synthetic
+
+    made = []
+    make = synthetic.make_logreg
+    monkeypatch.setattr(synthetic, "make_logreg", lambda *args: made.append(args) or make(*args))
+    monkeypatch.setattr(registry, "_GENERATED", registry.RecentAnswers(1))
+    options = {"n": 500, "d": 4}
+    first = registry.load_dataset("synthetic_logreg", options, data_dir=tmp_path, allow_download=False)
+    again = registry.load_dataset("synthetic_logreg", options, data_dir=tmp_path, allow_download=False)
+    assert len(made) == 1 and again.X is first.X and again.info == first.info and again.info is not first.info
+    with pytest.raises(ValueError, match="read-only"):
+        first.X[0, 0] = 0.5
+    other = registry.load_dataset("synthetic_logreg", {**options, "seed": 1}, data_dir=tmp_path, allow_download=False)
+    in_float32 = registry.load_dataset(
+        "synthetic_logreg", options, data_dir=tmp_path, allow_download=False, dtype="float32"
+    )
+    assert len(made) == 3 and not np.array_equal(other.X, first.X) and in_float32.X.dtype == np.float32

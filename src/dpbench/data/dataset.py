@@ -55,6 +55,15 @@ def in_dtype(dataset: Dataset, dtype: str) -> Dataset:
     return Dataset(dataset.name, X, dataset.y, X_test, dataset.y_test, checksum, dataset.info)
 
 
+def read_only(dataset: Dataset) -> Dataset:
+    """``dataset`` with every array (a CSR matrix's data, indices and pointers) made read-only, in place: for data
+    that several jobs share, so that a write into it raises instead of changing what the next job sees."""
+    for M in (dataset.X, dataset.y, dataset.X_test, dataset.y_test):
+        for array in (M,) if isinstance(M, np.ndarray) else () if M is None else (M.data, M.indices, M.indptr):
+            array.setflags(write=False)
+    return dataset
+
+
 def files_checksum(name: str, file_sha256s: Sequence[str], options: Mapping[str, Any]) -> str:
     """sha256 over the dataset name, its verified source files' sha256s and the data options."""
     payload = {"dataset": name, "files": list(file_sha256s), "options": dict(options)}

@@ -5,7 +5,10 @@ imported when the dataset is first loaded, so that the names cost nothing to imp
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import importlib
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from dpbench.data.options import Option, resolve
 from dpbench.data.scaling import SCALINGS
 from dpbench.errors import DataError
+from dpbench.recent_answers import RecentAnswers
 
 if TYPE_CHECKING:
     from dpbench.data.dataset import Dataset
@@ -83,7 +87,7 @@ def load_dataset(
         raise DataError(f"unknown dataset {name!r}; valid names: {', '.join(DATASET_NAMES)}")
     if scaling not in SCALINGS:
         raise DataError(f"data.scaling must be one of {', '.join(SCALINGS)}, got {scaling!r}")
-    from dpbench.data.dataset import DATA_DTYPES, in_dtype
+    from dpbench.data.dataset import DATA_DTYPES, in_dtype, read_only
 
     if dtype not in DATA_DTYPES:
         raise DataError(f"data.dtype must be one of {', '.join(DATA_DTYPES)}, got {dtype!r}")
@@ -94,11 +98,27 @@ def load_dataset(
     if name in TYPED_DATASETS:
         extra["dtype"] = dtype
     resolved = resolve(name, _plain(options), schema)
-    dataset = load_prepared(
-        {"dataset": name, "options": resolved, "data_dir": str(Path(data_dir).resolve()), **extra},
-        lambda: loader(resolved, Path(data_dir), allow_download, **extra),
-    )
-    return in_dtype(dataset, dtype)
+    fields = {"dataset": name, "options": resolved, "data_dir": str(Path(data_dir).resolve()), **extra}
+    key = json.dumps({**fields, "dtype": dtype}, sort_keys=True, default=str)
+    if key in _GENERATED:
+        return _fresh_info(_GENERATED[key])
+    dataset = in_dtype(load_prepared(fields, lambda: loader(resolved, Path(data_dir), allow_download, **extra)), dtype)
+    if not dataset.info.get("files"):
+        _GENERATED.remember(key, read_only(dataset))
+        return _fresh_info(dataset)
+    return dataset
+
+
+_GENERATED = RecentAnswers(1)
+"""The generated dataset (no source files) this process made last, by everything that makes it: a sweep worker
+running job after job on one synthetic dataset makes it once. Its arrays are read-only, so no job can change
+another's data. A dataset read from files is never kept here: every job loads it from its prepared entry, which
+proves itself against its files (:mod:`dpbench.data.prepared`)."""
+
+
+def _fresh_info(dataset: Dataset) -> Dataset:
+    """``dataset`` with its own copy of ``info`` (the arrays are shared and read-only)."""
+    return dataclasses.replace(dataset, info=copy.deepcopy(dataset.info))
 
 
 def _plain(options: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,12 +3,15 @@ job's seed alone (so every algorithm sees the same folds), and the checks made b
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dpbench.errors import ConfigError, DpbenchError
+from dpbench.recent_answers import RecentAnswers
 
 if TYPE_CHECKING:
     from dpbench.algorithms.base import FidelityMode
@@ -42,7 +45,35 @@ def make_splits(dataset: Dataset, cfg: RunConfig, mode: FidelityMode | None = No
     dataset's own test split when it has one and ``cv.folds == 1``; otherwise a stratified
     hold-out of ``cv.test_fraction``. Rows are clipped to ``data.row_norm`` when it is set, then
     mapped by the fidelity ``mode``'s ``row_map`` when it has one (a per-row map: the folds are
-    the same)."""
+    the same).
+
+    The folds are a function of the data (``dataset.checksum`` identifies it exactly) and these settings
+    alone, so a process remembers the last ones made (:data:`_RECENT_FOLDS`): a sweep worker running job
+    after job on one dataset splits it once. Their arrays are read-only, so no job can change another's folds."""
+    row_map = None if mode is None else mode.row_map
+    key = (dataset.checksum, cfg.seed, cfg.folds, cfg.test_fraction, cfg.row_norm, row_map)
+    if key in _RECENT_FOLDS:
+        return [dataclasses.replace(split) for split in _RECENT_FOLDS[key]]
+    splits = _make_splits(dataset, cfg, row_map)
+    for split in splits:
+        _read_only(split.X_train, split.y_train, split.X_test, split.y_test)
+    _RECENT_FOLDS.remember(key, splits)
+    return [dataclasses.replace(split) for split in splits]
+
+
+_RECENT_FOLDS = RecentAnswers(1)
+"""The folds this process made last, by the data and settings that decide them (:func:`make_splits`)."""
+
+
+def _read_only(*matrices: Any) -> None:
+    """Make each dense array, or a CSR matrix's arrays, read-only in place."""
+    for M in matrices:
+        for array in (M,) if isinstance(M, np.ndarray) else (M.data, M.indices, M.indptr):
+            array.setflags(write=False)
+
+
+def _make_splits(dataset: Dataset, cfg: RunConfig, row_map: Callable[[Any], Any] | None) -> list[Split]:
+    """:func:`make_splits`'s folds, made."""
     import scipy.sparse as sp
     from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
@@ -54,9 +85,9 @@ def make_splits(dataset: Dataset, cfg: RunConfig, mode: FidelityMode | None = No
     X_test = dataset.X_test
     if X_test is not None and cfg.row_norm is not None:
         X_test = clip_rows(X_test, cfg.row_norm)
-    if mode is not None and mode.row_map is not None:
-        X = mode.row_map(X)
-        X_test = None if X_test is None else mode.row_map(X_test)
+    if row_map is not None:
+        X = row_map(X)
+        X_test = None if X_test is None else row_map(X_test)
     split_seed = int(np.random.SeedSequence(cfg.seed).generate_state(1)[0])
 
     if cfg.folds == 1 and X_test is not None:
