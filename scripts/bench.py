@@ -569,6 +569,10 @@ def privgene_fit_rows() -> list[Row]:
     return [ratio_row("privgene_fit", times["screened"], times["exact"], "< 1×")]
 
 
+def _no_bound(self, *args) -> None:
+    """A :class:`ClippedLossLine` screening method that bounds nothing (None): every Armijo query is answered exactly."""
+
+
 def dp_blgd_fit_rows() -> list[Row]:
     problem, method = problem_for("adult", "logistic", 0.001), DPBLGD()
 
@@ -583,12 +587,12 @@ def dp_blgd_fit_rows() -> list[Row]:
         def run() -> float:
             if not exact:
                 return elapsed(fit)
-            real = ClippedLossLine.approximate, ClippedLossLine.bounded
-            ClippedLossLine.approximate = ClippedLossLine.bounded = lambda self, eta: None
+            real = ClippedLossLine.approximate, ClippedLossLine.bounded_drop, ClippedLossLine.expect_steps
+            ClippedLossLine.approximate = ClippedLossLine.bounded_drop = ClippedLossLine.expect_steps = _no_bound
             try:
                 return elapsed(fit)
             finally:
-                ClippedLossLine.approximate, ClippedLossLine.bounded = real
+                ClippedLossLine.approximate, ClippedLossLine.bounded_drop, ClippedLossLine.expect_steps = real
 
         return run
 
