@@ -56,12 +56,17 @@ def in_dtype(dataset: Dataset, dtype: str) -> Dataset:
 
 
 def read_only(dataset: Dataset) -> Dataset:
-    """``dataset`` with every array (a CSR matrix's data, indices and pointers) made read-only, in place: for data
-    that several jobs share, so that a write into it raises instead of changing what the next job sees."""
-    for M in (dataset.X, dataset.y, dataset.X_test, dataset.y_test):
+    """``dataset`` with every array made read-only, in place (:func:`make_read_only`)."""
+    make_read_only(dataset.X, dataset.y, dataset.X_test, dataset.y_test)
+    return dataset
+
+
+def make_read_only(*matrices: Matrix | None) -> None:
+    """Make each dense array, or a CSR matrix's data, indices and pointers, read-only in place (None is skipped):
+    for data that several jobs share, so that a write into it raises instead of changing what the next job sees."""
+    for M in matrices:
         for array in (M,) if isinstance(M, np.ndarray) else () if M is None else (M.data, M.indices, M.indptr):
             array.setflags(write=False)
-    return dataset
 
 
 def files_checksum(name: str, file_sha256s: Sequence[str], options: Mapping[str, Any]) -> str:

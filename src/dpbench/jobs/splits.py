@@ -54,22 +54,17 @@ def make_splits(dataset: Dataset, cfg: RunConfig, mode: FidelityMode | None = No
     key = (dataset.checksum, cfg.seed, cfg.folds, cfg.test_fraction, cfg.row_norm, row_map)
     if key in _RECENT_FOLDS:
         return [dataclasses.replace(split) for split in _RECENT_FOLDS[key]]
+    from dpbench.data.dataset import make_read_only
+
     splits = _make_splits(dataset, cfg, row_map)
     for split in splits:
-        _read_only(split.X_train, split.y_train, split.X_test, split.y_test)
+        make_read_only(split.X_train, split.y_train, split.X_test, split.y_test)
     _RECENT_FOLDS.remember(key, splits)
     return [dataclasses.replace(split) for split in splits]
 
 
 _RECENT_FOLDS = RecentAnswers(1)
 """The folds this process made last, by the data and settings that decide them (:func:`make_splits`)."""
-
-
-def _read_only(*matrices: Any) -> None:
-    """Make each dense array, or a CSR matrix's arrays, read-only in place."""
-    for M in matrices:
-        for array in (M,) if isinstance(M, np.ndarray) else (M.data, M.indices, M.indptr):
-            array.setflags(write=False)
 
 
 def _make_splits(dataset: Dataset, cfg: RunConfig, row_map: Callable[[Any], Any] | None) -> list[Split]:
