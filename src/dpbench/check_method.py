@@ -126,7 +126,8 @@ def tiny_overrides(name: str, cls) -> list[str]:
 
 def job_cases(name: str, cls) -> Iterator[tuple[str, list[str], str | None]]:
     """(label, overrides, why it must be refused or None) for each tiny job: one per relation, and
-    ``tuning=private`` under the first relation the method meets when it has a tuning grid."""
+    ``tuning=private`` under the first relation the method meets when it has a tuning grid (refused when
+    the method's accountant cannot price repeat-and-select)."""
     from dpbench.jobs import KINDS
 
     method = cls()
@@ -140,7 +141,9 @@ def job_cases(name: str, cls) -> Iterator[tuple[str, list[str], str | None]]:
             met.append(relation)
         yield label, [*base, f"privacy.neighbouring={relation}"], refusal
     if cls.private and cls.tuning_grid and KINDS[cls.problem_kind].tunes and met:
-        yield f"{met[0]}, tuning=private", [*base, f"privacy.neighbouring={met[0]}", "tuning=private"], None
+        untunable = method._private_tuning_refusal(met[0])
+        refusal = untunable.reason if untunable is not None else None
+        yield f"{met[0]}, tuning=private", [*base, f"privacy.neighbouring={met[0]}", "tuning=private"], refusal
 
 
 def run_tiny(label: str, overrides: list[str], refusal: str | None, out: Path) -> tuple[Outcome, Path | None]:

@@ -16,6 +16,7 @@ from functools import partial
 import pandas as pd
 
 from dpbench.audit import algorithm_targets as alg
+from dpbench.audit import amp_targets as amp
 from dpbench.audit import controls as ctl
 from dpbench.audit import fit_targets as fit
 from dpbench.audit import secure_targets as sec
@@ -57,6 +58,8 @@ TARGETS: dict[str, Callable[[], Target]] = {
     "output_perturbation_gd": alg.output_perturbation_target,
     "outpert_rsgd": fit.outpert_rsgd_target,
     "objective_perturbation": alg.objective_perturbation_target,
+    "amp_objective": amp.amp_objective_target,
+    "tail_bound_gaussian": amp.tail_bound_gaussian_target,
     "privgene": fit.privgene_target,
     "bo_v_tilde": alg.bo_value_target,
     "bo_lambda_tilde": alg.bo_lambda_target,
@@ -91,6 +94,7 @@ CONTROLS: dict[str, Callable[[], Target]] = {
     "control_publish_batch_size": ctl.publish_batch_size,
     "control_publish_trials": ctl.publish_trials,
     "control_publish_realised_n": ctl.publish_realised_n,
+    "control_amp_one_byte_seed": amp.amp_one_byte_seed,
 }
 """Deliberately broken mechanisms: each MUST be a violation."""
 

@@ -11,7 +11,8 @@ default, or exact discrete noise on a grid under ``use_sampler("secure")`` (same
 docstring of :mod:`dpbench.privacy.samplers`). Mechanisms without a secure version raise
 :class:`~dpbench.privacy.samplers.UnsupportedSampler` under it, before charging.
 
-AboveThreshold (sparse vector) lives in :mod:`dpbench.privacy.sparse_vector` and is re-exported here.
+AboveThreshold (sparse vector) lives in :mod:`dpbench.privacy.sparse_vector`, and AMP's two releases
+(Iyengar et al. 2019) in :mod:`dpbench.privacy.minima_perturbation`; both are re-exported here.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from dpbench.privacy.events import (
     PureDPEvent,
     SampledWithoutReplacementEvent,
 )
+from dpbench.privacy.minima_perturbation import amp_objective_noise, tail_bound_gaussian_mechanism
 from dpbench.privacy.samplers import (
     current_sampler,
     exponential_log_weights,
@@ -48,6 +50,7 @@ from dpbench.privacy.sparse_vector import above_threshold, sample_above_threshol
 __all__ = [
     "GaussianRelease",
     "above_threshold",
+    "amp_objective_noise",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
     "exponential_mechanism_screened",
@@ -59,6 +62,7 @@ __all__ = [
     "sample_above_threshold",
     "sample_vector_laplace",
     "subsampled_laplace_mechanism",
+    "tail_bound_gaussian_mechanism",
     "vector_laplace_mechanism",
 ]
 

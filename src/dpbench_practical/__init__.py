@@ -1,0 +1,11 @@
+"""The field's practical DP-ERM methods, written as a dpbench plugin.
+
+Every method here is a :class:`dpbench.algorithms.base.Algorithm` subclass that uses only dpbench's
+public method protocol (docs/add-your-method.md, "The public protocol"): the modules and names listed
+there, nothing private (``tests/practical/test_public_protocol.py`` checks every import). dpbench finds
+them through the ``dpbench.methods`` entry points of its own ``pyproject.toml``, as it finds any
+plugin's, so they prove that a method can join every comparison without touching dpbench's internals.
+
+- :mod:`dpbench_practical.amp`: Approximate Minima Perturbation and its hyper-parameter-free schedule
+  (Iyengar, Near, Song, Thakkar, Thakurta & Wang, IEEE S&P 2019).
+"""
