@@ -7,6 +7,10 @@ A package joins dpbench through entry points in its ``pyproject.toml``, without 
   class of that module that names itself); the registry adds them to the built-in methods.
 - ``[project.entry-points."dpbench.kinds"]``: ``my_kind = "my_package.kind:MY_KIND"`` (a
   :class:`~dpbench.jobs.Kind`), registered under the entry point's name.
+- ``[project.entry-points."dpbench.audit_targets"]``: ``my_step = "my_package.audit:my_step_target"`` (a
+  function of no argument that returns a :class:`~dpbench.audit.core.Target`), registered under the entry
+  point's name: ``dpbench-audit`` audits it with the built-in targets, or, when the name starts with
+  ``control_``, expects it caught with the built-in controls.
 - ``[project.entry-points."dpbench.conf"]``: ``my_package = "my_package"``: the package's ``conf/``
   directory (``algorithm/``, ``dataset/``, ``experiment/``, … as in dpbench's own ``conf/``) joins
   Hydra's search path after dpbench's, so its presets compose like the shipped ones.
@@ -28,6 +32,7 @@ from dpbench.errors import ConfigError
 
 METHODS_GROUP = "dpbench.methods"
 KINDS_GROUP = "dpbench.kinds"
+AUDIT_GROUP = "dpbench.audit_targets"
 CONF_GROUP = "dpbench.conf"
 
 

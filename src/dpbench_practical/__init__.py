@@ -7,5 +7,7 @@ them through the ``dpbench.methods`` entry points of its own ``pyproject.toml``,
 plugin's, so they prove that a method can join every comparison without touching dpbench's internals.
 
 - :mod:`dpbench_practical.amp`: Approximate Minima Perturbation and its hyper-parameter-free schedule
-  (Iyengar, Near, Song, Thakkar, Thakurta & Wang, IEEE S&P 2019).
+  (Iyengar, Near, Song, Thakkar, Thakurta & Wang, IEEE S&P 2019);
+- :mod:`dpbench_practical.frank_wolfe`: private Frank–Wolfe over an ℓ1 ball (Talwar, Thakurta & Zhang 2015);
+- :mod:`dpbench_practical.audit`: their ``dpbench-audit`` targets (``dpbench.audit_targets`` entry points).
 """

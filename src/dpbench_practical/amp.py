@@ -41,10 +41,16 @@ from dpbench.algorithms.base import Algorithm, AuditCoverage, FidelityMode, FitR
 from dpbench.algorithms.palette import LIGHT_PINK, PINK
 from dpbench.constraints import COUNT, POSITIVE, PROBABILITY_OPEN, Constraint
 from dpbench.privacy.mechanisms import amp_objective_noise, tail_bound_gaussian_mechanism
-from dpbench.privacy.minima_perturbation import tail_bound_gaussian_sigma
+from dpbench.privacy.minima_perturbation import amp_regulariser, tail_bound_gaussian_sigma
 
 AUTHORS_MAX_ATTEMPTS = 60
 """The authors' code retries without end; this emulation stops after so many attempts."""
+
+NEWTON_STEPS = 8
+"""Newton steps after L-BFGS when it stops short of γ (quadratic convergence: two or three suffice)."""
+
+AUTHORS_RETRY_OUTPUT_SHARE = 0.01
+"""The ``eps_out_frac`` of a retry: the recursive call does not pass it, so it takes the default."""
 
 AUTHORS_CODE = FidelityMode(
     changes=(
@@ -56,7 +62,8 @@ AUTHORS_CODE = FidelityMode(
         "the model's L2 term μ is left out of the objective (lambda_param is unused)",
         (
             "scipy BFGS to gtol = γ; when it reports failure, a new attempt with fresh noise and γ doubled "
-            "(or the objective scaled by 10 while γ < 10⁻⁴), unpaid, until one succeeds"
+            "(or the objective scaled by 10 while γ < 10⁻⁴), unpaid, until one succeeds; a retry splits ε at the "
+            "default eps_out_frac = 0.01 (the recursive call does not pass it on)"
         ),
         (
             "each attempt's noise comes from numpy seeded with one random byte (np.random.seed(ord(os.urandom(1)))): "
@@ -110,34 +117,40 @@ class _MinimaPerturbation(Algorithm):
 
     def _authors_fit(self, problem, ledger, rng, tracer, noise_share: float, clip: float, gamma: float) -> FitResult:
         """``amp_run_classification`` of the authors' file on these rows. The ledger holds what they claim:
-        the first attempt's objective and the released output; the failed attempts' noise is not charged."""
+        the first attempt's objective and the released output; the failed attempts' noise is not charged.
+        A retry is their recursive call, which does not pass ``eps_out_frac`` on: it splits at the default 0.01."""
         n, d = problem.n_public, problem.dim
-        (eps_obj, delta_obj), _ = self._budget(ledger)
         beta = clip**2  # beta = pow(L, 2)
-        std_obj = tail_bound_gaussian_sigma(sensitivity=2.0 * clip, epsilon=noise_share * eps_obj, delta=delta_obj)
-        mult, attempts = 1.0, 0
+        mult, attempts, share = 1.0, 0, self.settings(ledger.epsilon)[1]
         while attempts < AUTHORS_MAX_ATTEMPTS:
             attempts += 1
             stream = np.random.default_rng(int(rng.integers(256)))  # np.random.seed(ord(os.urandom(1)))
+            (eps_obj, delta_obj), _ = self._budget(ledger, share)
             if attempts == 1:  # the release they account for
                 b, regulariser = self._objective_release(d, ledger, stream, noise_share, clip, beta)
             else:  # an unpaid retry
-                b = stream.normal(0.0, std_obj, size=d)
+                regulariser = amp_regulariser(curvature_bound=beta, epsilon=eps_obj, noise_share=noise_share)
+                sigma = tail_bound_gaussian_sigma(
+                    sensitivity=2.0 * clip, epsilon=noise_share * eps_obj, delta=delta_obj
+                )
+                b = stream.normal(0.0, sigma, size=d)
             theta, success = _authors_bfgs(problem, regulariser, b, gamma, mult)
             if success:  # the one output they account for, whichever attempt made it
                 info = {"regulariser": regulariser, "noise_share": noise_share, "gradient_tol": gamma}
                 sensitivity = n * gamma / regulariser  # sensitivity_out = n*gamma/big_lambda
-                return self._output_release(theta, sensitivity, ledger, stream, tracer, {**info, "attempts": attempts})
+                info["attempts"] = attempts
+                return self._output_release(theta, sensitivity, ledger, stream, tracer, info, share)
+            share = AUTHORS_RETRY_OUTPUT_SHARE
             if gamma * mult < 1e-4:
                 mult *= 10.0
             else:
                 mult, gamma = 1.0, 2.0 * gamma
         raise ValueError(f"{self.name}: the authors' BFGS failed {AUTHORS_MAX_ATTEMPTS} times")
 
-    def _budget(self, ledger) -> tuple[tuple[float, float], tuple[float, float]]:
-        """((ε_obj, δ_obj), (ε_out, δ_out)): ``output_share`` of the fit's ε and δ to the output (the authors'
-        ``delta_out_frac = eps_out_frac``), the rest to the objective."""
-        share = self.settings(ledger.epsilon)[1]
+    def _budget(self, ledger, share: float | None = None) -> tuple[tuple[float, float], tuple[float, float]]:
+        """((ε_obj, δ_obj), (ε_out, δ_out)): ``output_share`` (or ``share``) of the fit's ε and δ to the output
+        (the authors' ``delta_out_frac = eps_out_frac``), the rest to the objective."""
+        share = self.settings(ledger.epsilon)[1] if share is None else share
         eps_out, delta_out = share * ledger.epsilon, share * ledger.delta
         return (ledger.epsilon - eps_out, ledger.delta - delta_out), (eps_out, delta_out)
 
@@ -158,9 +171,11 @@ class _MinimaPerturbation(Algorithm):
             label="amp.objective",
         )
 
-    def _output_release(self, theta, sensitivity: float, ledger, rng, tracer, info: dict) -> FitResult:
+    def _output_release(
+        self, theta, sensitivity: float, ledger, rng, tracer, info: dict, share: float | None = None
+    ) -> FitResult:
         """θ̂ + N(0, σ_out²I) at ``sensitivity``, charged (ε_out, δ_out): the fit's one release."""
-        _, (eps_out, delta_out) = self._budget(ledger)
+        _, (eps_out, delta_out) = self._budget(ledger, share)
         released = tail_bound_gaussian_mechanism(
             theta, sensitivity=sensitivity, epsilon=eps_out, delta=delta_out, rng=rng, ledger=ledger, label="amp.output"
         )
@@ -188,22 +203,32 @@ def _perturbed_objective(problem, regulariser: float, b: np.ndarray, with_reg: b
 
 
 def _certified_minimiser(problem, regulariser: float, b: np.ndarray, gamma: float, max_iter: int) -> np.ndarray:
-    """θ̂ with ‖∇J(θ̂)‖₂ ≤ γ, by L-BFGS-B to a max-norm tolerance γ/√d (which implies it), restarted from
-    its last point (a fresh memory) up to three times; refused when none certifies it."""
+    """θ̂ with ‖∇J(θ̂)‖₂ ≤ γ: L-BFGS-B to the max-norm tolerance γ/√d (which implies it), then Newton steps
+    on J's exact Hessian, which need no line search on J's value (its changes near the minimiser fall below
+    float resolution before ‖∇J‖ reaches γ = 1/n̄²); refused when neither certifies the bound."""
     objective = _perturbed_objective(problem, regulariser, b)
-    theta = np.zeros(problem.dim)
     options = {"maxiter": max_iter, "gtol": gamma / math.sqrt(problem.dim), "ftol": 0.0, "maxcor": 20}
-    for _ in range(4):
-        result = minimize(objective, theta, jac=True, method="L-BFGS-B", options=options)
-        theta = result.x
+    theta = minimize(objective, np.zeros(problem.dim), jac=True, method="L-BFGS-B", options=options).x
+    for _ in range(NEWTON_STEPS + 1):
         if not np.all(np.isfinite(theta)):
             raise ValueError("amp: the perturbed objective diverged")
-        if np.linalg.norm(objective(theta)[1]) <= gamma:
+        gradient = objective(theta)[1]
+        if np.linalg.norm(gradient) <= gamma:
             return theta
+        theta = theta - np.linalg.solve(_perturbed_hessian(problem, regulariser, theta), gradient)
     raise ValueError(
-        f"amp: L-BFGS could not bring ‖∇J‖ to γ = {gamma:.3g} (float precision of the data?); "
+        f"amp: L-BFGS and {NEWTON_STEPS} Newton steps could not bring ‖∇J‖ to γ = {gamma:.3g}; "
         "raise algorithm.gradient_tol"
     )
+
+
+def _perturbed_hessian(problem, regulariser: float, theta: np.ndarray) -> np.ndarray:
+    """∇²J(θ): the data term's Hessian as a sum over the rows divided by n̄, plus (μ + Λ/n̄)I."""
+    hessian = problem.hessian(theta)  # mean over the rows + μI
+    hessian[np.diag_indices_from(hessian)] -= problem.reg
+    hessian *= problem.n / problem.n_public
+    hessian[np.diag_indices_from(hessian)] += problem.reg + regulariser / problem.n_public
+    return hessian
 
 
 def _authors_bfgs(problem, regulariser: float, b: np.ndarray, gamma: float, mult: float) -> tuple[np.ndarray, bool]:

@@ -55,5 +55,9 @@ def test_every_import_of_the_practical_methods_is_public():
 
 
 def test_the_practical_methods_join_through_entry_points():
-    assert {"amp", "amp_hf"} <= set(PLUGIN_SOURCES)
-    assert all(PLUGIN_SOURCES[name].distribution.startswith("dpbench ") for name in ("amp", "amp_hf"))
+    from dpbench.audit.suite import CONTROLS, TARGETS
+
+    names = ("amp", "amp_hf", "private_fw")
+    assert set(names) <= set(PLUGIN_SOURCES)
+    assert all(PLUGIN_SOURCES[name].distribution.startswith("dpbench ") for name in names)
+    assert "private_fw_step" in TARGETS and "control_private_fw_authors_step" in CONTROLS

@@ -57,6 +57,27 @@ def test_gradient_matches_finite_differences(loss, params):
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("loss,params", [("logistic", {}), ("huber_hinge", {"h": 0.5})])
+def test_hessian_matches_finite_differences_of_the_gradient(loss, params, sparse):
+    X, y = _data(4, n=5000, d=6, sparse=sparse)  # more rows than one block of the dense Hessian
+    problem = make_problem(X, y, loss=loss, reg=0.05, **params)
+    w = np.random.default_rng(5).normal(size=6) * 0.2
+    step = 1e-6
+    numeric = np.column_stack(
+        [
+            (problem.objective_and_gradient(w + step * e)[1] - problem.objective_and_gradient(w - step * e)[1])
+            / (2 * step)
+            for e in np.eye(6)
+        ]
+    )
+    hessian = problem.hessian(w)
+    np.testing.assert_allclose(hessian, numeric, rtol=1e-5, atol=1e-6 if loss == "logistic" else 2e-3)
+    np.testing.assert_allclose(hessian, hessian.T)
+    with pytest.raises(ValueError, match="the hinge loss or φ‖w‖₁ is not twice differentiable"):
+        make_problem(X, y, loss="hinge", reg=0.05).hessian(w)
+
+
 def test_dense_and_sparse_agree():
     Xd, y = _data(4)
     dense = make_problem(Xd, y, loss="logistic", reg=0.001)

@@ -30,6 +30,8 @@ from dpbench.audit.core import (
     audit,
     bonferroni_confidence,
 )
+from dpbench.errors import ConfigError
+from dpbench.plugins import AUDIT_GROUP, load_entry_point, plugin_entry_points, source_of
 
 __all__ = ["CONTROLS", "TARGETS", "SuiteRow", "build", "confidence", "run_suite", "to_frame"]
 
@@ -97,6 +99,21 @@ CONTROLS: dict[str, Callable[[], Target]] = {
     "control_amp_one_byte_seed": amp.amp_one_byte_seed,
 }
 """Deliberately broken mechanisms: each MUST be a violation."""
+
+
+def _plugin_targets() -> dict[str, Callable[[], Target]]:
+    """The targets and controls of installed plugins (``dpbench.audit_targets`` entry points, :mod:`dpbench.plugins`):
+    name → the function that builds it; a name taken by a built-in target is refused in one line."""
+    found = {}
+    for entry_point in plugin_entry_points(AUDIT_GROUP):
+        if entry_point.name in TARGETS or entry_point.name in CONTROLS:
+            raise ConfigError(f"plugin {source_of(entry_point)}: audit target {entry_point.name!r} is taken")
+        found[entry_point.name] = load_entry_point(entry_point)
+    return found
+
+
+for _name, _build in _plugin_targets().items():
+    (CONTROLS if _name.startswith("control_") else TARGETS)[_name] = _build
 
 
 def confidence() -> float:

@@ -37,6 +37,10 @@ from dpbench.problems.screened_losses import ClippedLossLine
 _DENSE_ROWS_MAX_ENTRIES = 1 << 24  # 128 MB of float64: Adult (32k × 124) qualifies, rcv1 does not
 
 
+_HESSIAN_BLOCK = 4096
+"""Rows per block of :meth:`GLMProblem.hessian` on dense data."""
+
+
 @dataclass
 class EvalCounts:
     """Per-example evaluations an algorithm asked for (chen_lee Fig. 2 counts these)."""
@@ -275,6 +279,23 @@ class GLMProblem:
         value = self.loss.value(margins).mean() + 0.5 * self.reg * (w @ w)
         grad = rmatvec(self.X, self.loss.derivative(margins) * self.y) / self.n + self.reg * w
         return float(value), grad
+
+    def hessian(self, w: np.ndarray) -> np.ndarray:
+        """∇²F(w) = (1/n)Σᵢ ℓ″(mᵢ)xᵢxᵢᵀ + μI, dense d × d (Newton-type methods; a smooth loss, no ℓ1 term)."""
+        if self.l1_reg or not hasattr(self.loss, "curvature"):
+            raise ValueError(f"F has no Hessian: the {self.loss.name} loss or φ‖w‖₁ is not twice differentiable")
+        self.counts.grad_evals += self.n
+        weights = self.loss.curvature(self.y * matvec(self.X, w)) / self.n
+        X = self.X
+        if sp.issparse(X):
+            H = np.asarray((X.T @ sp.diags(in_dtype_of(X, weights)) @ X).toarray(), dtype=float)
+        else:  # blocks of rows: no n × d temporary
+            H = np.zeros((self.dim, self.dim))
+            for start in range(0, self.n, _HESSIAN_BLOCK):
+                block = X[start : start + _HESSIAN_BLOCK]
+                H += block.T @ (block * in_dtype_of(X, weights[start : start + _HESSIAN_BLOCK])[:, None])
+        H[np.diag_indices_from(H)] += self.reg
+        return H
 
     def _signed_margins(self, w: np.ndarray) -> np.ndarray:
         """y ⊙ Xw from the signed rows, in the reused buffer ``_margins``."""

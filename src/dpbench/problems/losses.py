@@ -1,7 +1,7 @@
 """Margin losses ℓ(m) of linear classifiers, m = y·wᵀx, vectorised over examples.
 
-Each loss gives its value, its (sub)derivative in the margin, and the constants the private
-methods need: the per-example gradient is ℓ′(m_i)·y_i·x_i, so its norm is |ℓ′(m_i)|·‖x_i‖;
+Each loss gives its value, its (sub)derivative in the margin, its second derivative where it is
+smooth (``curvature``, for Newton-type methods), and the constants the private methods need: the per-example gradient is ℓ′(m_i)·y_i·x_i, so its norm is |ℓ′(m_i)|·‖x_i‖;
 ``lipschitz`` bounds |ℓ′| and ``smoothness`` bounds |ℓ″| (None when the loss is not smooth).
 The losses are those of chen_lee Sec 5.1 and 5.3 (logistic, hinge, Huberized hinge with h = 0.5).
 """
@@ -44,6 +44,11 @@ class LogisticLoss:
         out += 1.0
         np.divide(-1.0, out, out=out)
         return out if out.ndim else out[()]
+
+    def curvature(self, margins: np.ndarray) -> np.ndarray:
+        """ℓ″(m) = σ(m)σ(−m) ∈ (0, 1/4]."""
+        p = -self.derivative(margins)  # σ(−m)
+        return p * (1.0 - p)
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,10 @@ class HuberHingeLoss:
         h = self.h
         slope = -(1.0 + h - margins) / (2.0 * h)
         return _into(out, np.where(margins < 1.0 - h, -1.0, np.where(margins <= 1.0 + h, slope, 0.0)))
+
+    def curvature(self, margins: np.ndarray) -> np.ndarray:
+        """ℓ″(m) = 1/(2h) on |1 − m| ≤ h, else 0 (one-sided at the two kinks)."""
+        return np.where(np.abs(1.0 - np.asarray(margins, dtype=float)) <= self.h, 1.0 / (2.0 * self.h), 0.0)
 
 
 def _into(out: np.ndarray | None, values: np.ndarray) -> np.ndarray:
