@@ -1,5 +1,5 @@
 """``dpbench-audit`` targets of the practical methods (``dpbench.audit_targets`` entry points): private
-Frank–Wolfe's vertex selection, and a control that takes the step as the authors' code does.
+Frank–Wolfe's vertex selection and DP-Newton's direction, each with a control that breaks it.
 
 The pair (add/remove, n̄ = 8 public): D has 8 rows x = 0, on which every gradient vanishes; D′ adds the record
 (x = e₁, y = +1), whose Huberized-hinge gradient at θ = 0 is −e₁ (|ℓ′| = 1 = G, B = 1): the utilities of ±r·e₁
@@ -12,10 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from dpbench.audit.core import Target
+from dpbench.privacy.calibrate import gaussian_noise_for_budget
 from dpbench.privacy.ledger import Ledger
-from dpbench.privacy.mechanisms import exponential_mechanism, report_noisy_max
+from dpbench.privacy.mechanisms import exponential_mechanism, gaussian_mechanism, report_noisy_max
 from dpbench.problems import make_problem
 from dpbench_practical.frank_wolfe import AUTHORS_MINIBATCH, PrivateFrankWolfe
+from dpbench_practical.newton import DPNewton, data_hessian
 
 PAIR_ROWS = 8
 """Rows of D (n̄ of both datasets)."""
@@ -24,11 +26,11 @@ STEP_DRAWS = 50_000
 """N per side of the step targets: each draw is one call of the repository's mechanism (~30 µs)."""
 
 
-def _pair(dim: int, rows: int = PAIR_ROWS):
+def _pair(dim: int, rows: int = PAIR_ROWS, loss: str = "huber_hinge"):
     """D (``rows`` zero rows) and D′ (D and the record (e₁, +1)), both with n̄ = ``rows``."""
     zeros = np.zeros((rows, dim))
     added = np.vstack([zeros, np.eye(1, dim)])
-    return [make_problem(X, np.ones(X.shape[0]), loss="huber_hinge", reg=0.0, public_n=rows) for X in (zeros, added)]
+    return [make_problem(X, np.ones(X.shape[0]), loss=loss, reg=0.0, public_n=rows) for X in (zeros, added)]
 
 
 def _ample_ledger() -> Ledger:
@@ -95,4 +97,69 @@ def private_fw_authors_step(epsilon: float = 1.0, rows: int = 10_000, dim: int =
         pair=f"n = {rows:,} rows x = 0 vs the same with (e₁, +1) added; d = {dim}; minibatch of 1000 with replacement",
         proof="(broken) noise calibrated to n for a mean over 1000 rows",
         max_n=STEP_DRAWS,
+    )
+
+
+def _newton_pair(rows: int = PAIR_ROWS):
+    """1-D logistic pair at θ = 0: D = ``rows`` rows x = 0 (H = 0), D′ adds (x = 1, y = +1), whose ℓ″(0) = 1/4 = β
+    moves H by β/n̄, along M's only eigenvector: the direction's worst case."""
+    return _pair(dim=1, rows=rows, loss="logistic")
+
+
+def dp_newton_direction_target(epsilon: float = 1.0, delta: float = 1e-5) -> Target:
+    """``DPNewton``'s third release at θ = 0 with a public noisy gradient g̃ = 1 and λ₀ = 1/n̄ (``add``): the
+    direction M⁻¹g̃ with ``modified_inverse`` and ``data_hessian`` on each side, noised by ``gaussian_mechanism``
+    at ``direction_sensitivity``; on this pair the two directions differ by exactly that Δ_dir. The claim is the
+    (ε, δ) of one Gaussian release at the σ that buys ε alone."""
+    method = DPNewton()
+    problems = _newton_pair()
+    n, beta, floor = PAIR_ROWS, problems[0].loss.smoothness, 1.0 / PAIR_ROWS
+    directions = [
+        float((method.modified_inverse(data_hessian(p, np.zeros(1)), floor) @ np.ones(1))[0]) for p in problems
+    ]
+    sensitivity = method.direction_sensitivity(1.0, n, beta, floor)
+    sigma = gaussian_noise_for_budget(epsilon, delta)
+
+    def sample(side: int, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+        return gaussian_mechanism(
+            np.full(n_draws, directions[side]),
+            sensitivity=sensitivity,
+            noise_multiplier=sigma,
+            rng=rng,
+            ledger=_ample_ledger(),
+        )
+
+    return Target(
+        "dp_newton_direction",
+        epsilon,
+        delta,
+        sample,
+        pair="1-D logistic, θ = 0, g̃ = 1, λ₀ = 1/n̄: n̄ = 8 rows x = 0 vs the same with (1, +1) added",
+        proof="Sherman–Morrison bound on ‖M⁻¹ − M′⁻¹‖ (Ganesh et al. 2023), Gaussian mechanism",
+    )
+
+
+def dp_newton_single_noise(epsilon: float = 1.0, delta: float = 1e-5) -> Target:
+    """BROKEN: the Newton step without its second noise — the noisy gradient g̃ (released at the σ of ε) and
+    the direction M⁻¹g̃ computed from it, released as is — on the pair of :func:`dp_newton_direction_target`:
+    the ratio of the two reveals M, which the added record changes."""
+    method = DPNewton()
+    problems = _newton_pair()
+    floor = 1.0 / PAIR_ROWS
+    inverses = [float(method.modified_inverse(data_hessian(p, np.zeros(1)), floor)[0, 0]) for p in problems]
+    sigma = gaussian_noise_for_budget(epsilon, delta)
+
+    def sample(side: int, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+        gradient = gaussian_mechanism(
+            np.ones(n_draws), sensitivity=1.0 / PAIR_ROWS, noise_multiplier=sigma, rng=rng, ledger=_ample_ledger()
+        )
+        return np.round(inverses[side] * gradient / gradient * 1e6).astype(np.int64)  # the direction over g̃
+
+    return Target(
+        "control_dp_newton_single_noise",
+        epsilon,
+        delta,
+        sample,
+        pair="the pair of dp_newton_direction; released: g̃ and M⁻¹g̃ (reported as their ratio, ×10⁶)",
+        proof="(broken) the direction is a function of H, released without noise",
     )

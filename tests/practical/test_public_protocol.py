@@ -57,7 +57,8 @@ def test_every_import_of_the_practical_methods_is_public():
 def test_the_practical_methods_join_through_entry_points():
     from dpbench.audit.suite import CONTROLS, TARGETS
 
-    names = ("amp", "amp_hf", "private_fw")
+    names = ("amp", "amp_hf", "private_fw", "dp_newton", "dp_gd_newton_baseline")
     assert set(names) <= set(PLUGIN_SOURCES)
     assert all(PLUGIN_SOURCES[name].distribution.startswith("dpbench ") for name in names)
-    assert "private_fw_step" in TARGETS and "control_private_fw_authors_step" in CONTROLS
+    assert {"private_fw_step", "dp_newton_direction"} <= set(TARGETS)
+    assert {"control_private_fw_authors_step", "control_dp_newton_single_noise"} <= set(CONTROLS)

@@ -280,12 +280,14 @@ class GLMProblem:
         grad = rmatvec(self.X, self.loss.derivative(margins) * self.y) / self.n + self.reg * w
         return float(value), grad
 
-    def hessian(self, w: np.ndarray) -> np.ndarray:
-        """∇²F(w) = (1/n)Σᵢ ℓ″(mᵢ)xᵢxᵢᵀ + μI, dense d × d (Newton-type methods; a smooth loss, no ℓ1 term)."""
-        if self.l1_reg or not hasattr(self.loss, "curvature"):
+    def hessian(self, w: np.ndarray, curvature=None) -> np.ndarray:
+        """∇²F(w) = (1/n)Σᵢ ℓ″(mᵢ)xᵢxᵢᵀ + μI, dense d × d (Newton-type methods; a smooth loss, no ℓ1 term).
+        ``curvature``: a function of the margins mᵢ = yᵢxᵢᵀw to use in place of ℓ″ (a quadratic upper bound's
+        coefficients, say); None: the loss's own ℓ″."""
+        if self.l1_reg or (curvature is None and not hasattr(self.loss, "curvature")):
             raise ValueError(f"F has no Hessian: the {self.loss.name} loss or φ‖w‖₁ is not twice differentiable")
         self.counts.grad_evals += self.n
-        weights = self.loss.curvature(self.y * matvec(self.X, w)) / self.n
+        weights = (curvature or self.loss.curvature)(self.y * matvec(self.X, w)) / self.n
         X = self.X
         if sp.issparse(X):
             H = np.asarray((X.T @ sp.diags(in_dtype_of(X, weights)) @ X).toarray(), dtype=float)
