@@ -126,5 +126,7 @@ class ObjPert(Algorithm):
         result = minimize(perturbed, np.zeros(problem.dim), jac=True, method="L-BFGS-B", options=options)
         if not np.all(np.isfinite(result.x)) or not math.isfinite(result.fun):
             raise ValueError("objpert: the perturbed objective diverged")
-        tracer.record(int(result.nit), result.x, step_size=float("nan"), force=True)
-        return FitResult(w=result.x, n_iterations=int(result.nit))
+        # one release: L-BFGS's iteration count follows the data and the noise, so neither the row nor the
+        # trace publishes it
+        tracer.record(1, result.x, step_size=float("nan"), force=True)
+        return FitResult(w=result.x, n_iterations=1)
