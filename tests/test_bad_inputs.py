@@ -120,7 +120,7 @@ CASES = [
     (["algorithm.noise=nope"], "algorithm dp_blsgd: noise must be one of laplace, gaussian, got 'nope'"),
     # unknown names and keys
     (["dataset=nope"], "unknown dataset 'nope'; valid choices: adult, bank"),
-    (["algorithm=nope"], "unknown algorithm 'nope'; valid choices: dp_adam, dp_agd"),
+    (["algorithm=nope"], "unknown algorithm 'nope'; valid choices: amp, amp_hf, dp_adam, dp_agd"),
     (["privacy=nope"], "unknown privacy 'nope'; valid choices: default"),
     (["variant=nope"], "unknown variant 'nope'; valid choices: (none defined)"),
     (
