@@ -11,5 +11,6 @@ plugin's, so they prove that a method can join every comparison without touching
 - :mod:`dpbench_practical.frank_wolfe`: private Frank–Wolfe over an ℓ1 ball (Talwar, Thakurta & Zhang 2015);
 - :mod:`dpbench_practical.newton`: DP-Newton with double noise and its DP-GD baseline (Ganesh, Haghifam, Steinke
   & Thakurta, NeurIPS 2023);
+- :mod:`dpbench_practical.data_terms`: the GLM data term's gradient and Hessian over the public n̄;
 - :mod:`dpbench_practical.audit`: their ``dpbench-audit`` targets (``dpbench.audit_targets`` entry points).
 """

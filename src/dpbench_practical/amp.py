@@ -42,6 +42,7 @@ from dpbench.algorithms.palette import LIGHT_PINK, PINK
 from dpbench.constraints import COUNT, POSITIVE, PROBABILITY_OPEN, Constraint
 from dpbench.privacy.mechanisms import amp_objective_noise, tail_bound_gaussian_mechanism
 from dpbench.privacy.minima_perturbation import amp_regulariser, tail_bound_gaussian_sigma
+from dpbench_practical.data_terms import data_hessian
 
 AUTHORS_MAX_ATTEMPTS = 60
 """The authors' code retries without end; this emulation stops after so many attempts."""
@@ -223,10 +224,8 @@ def _certified_minimiser(problem, regulariser: float, b: np.ndarray, gamma: floa
 
 
 def _perturbed_hessian(problem, regulariser: float, theta: np.ndarray) -> np.ndarray:
-    """∇²J(θ): the data term's Hessian as a sum over the rows divided by n̄, plus (μ + Λ/n̄)I."""
-    hessian = problem.hessian(theta)  # mean over the rows + μI
-    hessian[np.diag_indices_from(hessian)] -= problem.reg
-    hessian *= problem.n / problem.n_public
+    """∇²J(θ): the data term's Hessian plus (μ + Λ/n̄)I."""
+    hessian = data_hessian(problem, theta)
     hessian[np.diag_indices_from(hessian)] += problem.reg + regulariser / problem.n_public
     return hessian
 

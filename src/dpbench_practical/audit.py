@@ -16,8 +16,9 @@ from dpbench.privacy.calibrate import gaussian_noise_for_budget
 from dpbench.privacy.ledger import Ledger
 from dpbench.privacy.mechanisms import exponential_mechanism, gaussian_mechanism, report_noisy_max
 from dpbench.problems import make_problem
+from dpbench_practical.data_terms import data_hessian
 from dpbench_practical.frank_wolfe import AUTHORS_MINIBATCH, PrivateFrankWolfe
-from dpbench_practical.newton import DPNewton, data_hessian
+from dpbench_practical.newton import DPNewton
 
 PAIR_ROWS = 8
 """Rows of D (n̄ of both datasets)."""

@@ -33,6 +33,7 @@ from dpbench.constraints import COUNT, POSITIVE, Constraint
 from dpbench.privacy.calibrate import calibrate_noise
 from dpbench.privacy.events import PureDPEvent
 from dpbench.privacy.mechanisms import exponential_mechanism, report_noisy_max
+from dpbench_practical.data_terms import data_gradient
 
 AUTHORS_MINIBATCH = 1000
 """``minibatch_size = 1000`` rows a step, drawn with replacement."""
@@ -119,7 +120,7 @@ class PrivateFrankWolfe(Algorithm):
 
     def utilities(self, problem, theta: np.ndarray) -> np.ndarray:
         """−⟨s, ∇F(θ)⟩ for the 2d vertices s (indices < d are +r·e_j)."""
-        gradient = self._gradient(problem, theta)
+        gradient = data_gradient(problem, theta) + problem.reg * theta  # ∇F(θ)
         return -self.radius * np.concatenate([gradient, -gradient])
 
     def _step(self, theta: np.ndarray, index: int, mu: float) -> np.ndarray:
@@ -128,14 +129,6 @@ class PrivateFrankWolfe(Algorithm):
         theta = (1.0 - mu) * theta
         theta[j] += mu * value
         return theta
-
-    @staticmethod
-    def _gradient(problem, theta: np.ndarray, with_reg: bool = True) -> np.ndarray:
-        """∇F(θ): the data term's sum over the rows divided by the public n̄, plus μθ."""
-        _, grad = problem.objective_and_gradient(theta)  # mean over the rows + μθ
-        reg = problem.reg * theta
-        data = (grad - reg) * (problem.n / problem.n_public)
-        return data + reg if with_reg else data
 
     def _authors_fit(self, problem, ledger, rng, tracer, bound: float) -> FitResult:
         """``private_frank_wolfe`` of the authors' file on these rows: minibatches of 1000 rows drawn with
